@@ -1,0 +1,136 @@
+package translate
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// ChunkHead is what every chat.completion.chunk of one stream repeats: id,
+// created and model, kept as JSON text so that an upstream's values are
+// repeated exactly as they came.
+type ChunkHead struct {
+	id, created, model []byte
+}
+
+// NewChunkHead builds a head from plain values. An empty id gets a fresh
+// chatcmpl id, created 0 is now, an empty model is "unknown".
+func NewChunkHead(id string, created int64, model string) ChunkHead {
+	if id == "" {
+		id = NewChatID()
+	}
+	if created == 0 {
+		created = time.Now().Unix()
+	}
+	if model == "" {
+		model = "unknown"
+	}
+	return ChunkHead{
+		id:      JSONString(id),
+		created: strconv.AppendInt(nil, created, 10),
+		model:   JSONString(model),
+	}
+}
+
+// chunkHeadFrom takes id, created and model from an upstream chunk's JSON,
+// falling back to def for each one missing.
+func chunkHeadFrom(data []byte, def func() ChunkHead) ChunkHead {
+	res := gjson.GetManyBytes(data, "id", "created", "model")
+	var h ChunkHead
+	if res[0].Type == gjson.String {
+		h.id = []byte(res[0].Raw)
+	}
+	if res[1].Type == gjson.Number {
+		h.created = []byte(res[1].Raw)
+	}
+	if res[2].Type == gjson.String {
+		h.model = []byte(res[2].Raw)
+	}
+	if h.id == nil || h.created == nil || h.model == nil {
+		d := def()
+		if h.id == nil {
+			h.id = d.id
+		}
+		if h.created == nil {
+			h.created = d.created
+		}
+		if h.model == nil {
+			h.model = d.model
+		}
+	}
+	return h
+}
+
+// IsZero reports whether h was never set.
+func (h ChunkHead) IsZero() bool { return h.id == nil }
+
+func (h ChunkHead) appendStart(dst []byte) []byte {
+	dst = append(dst, `data: {"id":`...)
+	dst = append(dst, h.id...)
+	dst = append(dst, `,"object":"chat.completion.chunk","created":`...)
+	dst = append(dst, h.created...)
+	dst = append(dst, `,"model":`...)
+	return append(dst, h.model...)
+}
+
+// AppendDelta appends one SSE event holding a chunk whose choice 0 has a
+// delta with field (content, reasoning_content) set to text, and, when role
+// is true, "role":"assistant" first.
+func (h ChunkHead) AppendDelta(dst []byte, field, text string, role bool) []byte {
+	dst = h.appendStart(dst)
+	dst = append(dst, `,"choices":[{"index":0,"delta":{`...)
+	if role {
+		dst = append(dst, `"role":"assistant",`...)
+	}
+	dst = appendJSONString(dst, field)
+	dst = append(dst, ':')
+	dst = appendJSONString(dst, text)
+	return append(dst, "},\"finish_reason\":null}]}\n\n"...)
+}
+
+// AppendFinish appends the last chunk of a stream: an empty delta (with the
+// role when no chunk came before), finish_reason, and usage when given
+// (usage is a JSON object or nil).
+func (h ChunkHead) AppendFinish(dst []byte, finishReason string, role bool, usage []byte) []byte {
+	dst = h.appendStart(dst)
+	dst = append(dst, `,"choices":[{"index":0,"delta":{`...)
+	if role {
+		dst = append(dst, `"role":"assistant"`...)
+	}
+	dst = append(dst, `},"finish_reason":`...)
+	dst = appendJSONString(dst, finishReason)
+	dst = append(dst, "}]"...)
+	if usage != nil {
+		dst = append(dst, `,"usage":`...)
+		dst = append(dst, usage...)
+	}
+	return append(dst, "}\n\n"...)
+}
+
+// AppendMeta appends the final meta event as a valid chunk with no choices
+// (SPEC 4.3, meta_event chunk).
+func (h ChunkHead) AppendMeta(dst, meta []byte) []byte {
+	dst = h.appendStart(dst)
+	dst = append(dst, `,"choices":[],"meta":`...)
+	dst = append(dst, meta...)
+	return append(dst, "}\n\n"...)
+}
+
+// AppendBareMeta appends the final meta event in the gateway contract's
+// literal form, data: {"meta":{...}} (SPEC 4.3, meta_event bare).
+func AppendBareMeta(dst, meta []byte) []byte {
+	dst = append(dst, `data: {"meta":`...)
+	dst = append(dst, meta...)
+	return append(dst, "}\n\n"...)
+}
+
+// AppendErrorEvent appends the error event of SPEC 5.1.
+func AppendErrorEvent(dst []byte, message string) []byte {
+	dst = append(dst, `data: {"error":{"message":`...)
+	dst = appendJSONString(dst, message)
+	return append(dst, ",\"type\":\"upstream_error\"}}\n\n"...)
+}
+
+// DoneEvent is the OpenAI stream terminator.
+var DoneEvent = []byte("data: [DONE]\n\n")

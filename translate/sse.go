@@ -1,0 +1,196 @@
+package translate
+
+import "bytes"
+
+// SSEHandler receives what an SSESplitter cuts out of a stream.
+type SSEHandler interface {
+	// Event gets one complete event: its original bytes, from the first byte
+	// after the previous event up to and including the blank line that ends
+	// it. raw is only valid during the call.
+	Event(raw []byte)
+	// Oversize gets the bytes of an event larger than the splitter's limit, as
+	// they arrive, uninspected. first is true for the first piece of such an
+	// event. p is only valid during the call.
+	Oversize(p []byte, first bool)
+}
+
+// SSESplitter cuts a text/event-stream body into events by the WHATWG rules:
+// lines end in CRLF, LF or CR (a CRLF split across two writes included), and
+// a blank line ends an event. It keeps each event's bytes exactly and carries
+// a partial event from one Feed to the next. Memory stays bounded by max: an
+// event that grows past it is handed on piece by piece as it arrives.
+//
+// The zero value is not usable; set Max (or use NewSSESplitter).
+type SSESplitter struct {
+	Max int
+
+	buf      []byte // bytes of the event being read
+	lineLen  int    // bytes of the current line so far, terminator excluded
+	skipLF   bool   // the last byte was CR: a LF right after it is part of it
+	oversize bool   // the current event outgrew Max and is being passed on
+}
+
+// NewSSESplitter returns a splitter for events of at most max bytes.
+func NewSSESplitter(max int) *SSESplitter { return &SSESplitter{Max: max} }
+
+// Feed splits p, calling h for every event it completes. Events that lie
+// wholly inside p are handed over without a copy.
+func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
+	start := 0 // first byte of p not yet handed on or buffered
+	i := 0
+	for i < len(p) {
+		if s.skipLF {
+			s.skipLF = false
+			if p[i] == '\n' {
+				i++
+				continue
+			}
+		}
+		j := bytes.IndexAny(p[i:], "\r\n")
+		if j < 0 {
+			s.lineLen += len(p) - i
+			break
+		}
+		end := i + j
+		s.lineLen += j
+		blank := s.lineLen == 0
+		s.lineLen = 0
+		next := end + 1
+		if p[end] == '\r' {
+			if next < len(p) {
+				if p[next] == '\n' {
+					next++
+				}
+			} else {
+				s.skipLF = true
+			}
+		}
+		i = next
+		if !blank {
+			continue
+		}
+		// A blank line: the event is complete.
+		switch {
+		case s.oversize:
+			h.Oversize(p[start:i], false)
+			s.oversize = false
+		case len(s.buf) == 0:
+			if i-start > s.Max {
+				h.Oversize(p[start:i], true)
+			} else {
+				h.Event(p[start:i])
+			}
+		case len(s.buf)+i-start > s.Max:
+			h.Oversize(s.buf, true)
+			h.Oversize(p[start:i], false)
+			s.buf = s.buf[:0]
+		default:
+			s.buf = append(s.buf, p[start:i]...)
+			h.Event(s.buf)
+			s.buf = s.buf[:0]
+		}
+		start = i
+	}
+	s.keep(p[start:], h)
+}
+
+// keep holds the unfinished tail of an event, or passes it on once the event
+// is too large to hold.
+func (s *SSESplitter) keep(rest []byte, h SSEHandler) {
+	if len(rest) == 0 {
+		return
+	}
+	if s.oversize {
+		h.Oversize(rest, false)
+		return
+	}
+	if len(s.buf)+len(rest) > s.Max {
+		if len(s.buf) > 0 {
+			h.Oversize(s.buf, true)
+			h.Oversize(rest, false)
+		} else {
+			h.Oversize(rest, true)
+		}
+		s.buf = s.buf[:0]
+		s.oversize = true
+		return
+	}
+	s.buf = append(s.buf, rest...)
+}
+
+// Close ends the stream: an unterminated last event is handed on as an event
+// (the end of the stream ends it). It reports whether there was one.
+func (s *SSESplitter) Close(h SSEHandler) bool {
+	defer s.reset()
+	if s.oversize {
+		return false
+	}
+	if len(s.buf) == 0 {
+		return false
+	}
+	h.Event(s.buf)
+	return true
+}
+
+// Pending reports whether part of an event has been read but not handed on.
+func (s *SSESplitter) Pending() bool { return len(s.buf) > 0 }
+
+func (s *SSESplitter) reset() {
+	s.buf = s.buf[:0]
+	s.lineLen = 0
+	s.skipLF = false
+	s.oversize = false
+}
+
+var bom = []byte("\xEF\xBB\xBF")
+
+// EventData returns the data of an event by the WHATWG field rules: the
+// values of its "data" lines (one leading space removed) joined with "\n".
+// Comment lines (starting with ':') and other fields are skipped. ok is false
+// when the event has no data line. When there is a single data line the
+// result aliases raw; otherwise it is built in scratch, which is returned
+// for reuse.
+func EventData(raw, scratch []byte) (data []byte, ok bool, scratchOut []byte) {
+	raw = bytes.TrimPrefix(raw, bom)
+	lines := 0
+	for len(raw) > 0 {
+		var line []byte
+		j := bytes.IndexAny(raw, "\r\n")
+		if j < 0 {
+			line, raw = raw, nil
+		} else {
+			line = raw[:j]
+			if raw[j] == '\r' && j+1 < len(raw) && raw[j+1] == '\n' {
+				j++
+			}
+			raw = raw[j+1:]
+		}
+		if len(line) < 4 || line[0] != 'd' || !bytes.HasPrefix(line, []byte("data")) {
+			continue
+		}
+		var value []byte
+		switch {
+		case len(line) == 4:
+			value = nil
+		case line[4] == ':':
+			value = line[5:]
+			if len(value) > 0 && value[0] == ' ' {
+				value = value[1:]
+			}
+		default:
+			continue // a field such as "datax"
+		}
+		switch lines {
+		case 0:
+			data = value
+		case 1:
+			scratch = append(append(append(scratch[:0], data...), '\n'), value...)
+			data = scratch
+		default:
+			scratch = append(append(scratch, '\n'), value...)
+			data = scratch
+		}
+		lines++
+	}
+	return data, lines > 0, scratch
+}
