@@ -25,3 +25,6 @@ func (d *ReplyStream) Feed(delta string) string { return delta }
 
 // Metadata returns structured_metadata once the stream has ended.
 func (d *ReplyStream) Metadata() ([]byte, bool) { return nil, false }
+
+// Structured reports whether the stream was recognised as a structured reply.
+func (d *ReplyStream) Structured() bool { return false }

@@ -6,6 +6,8 @@ import (
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
+
+	_ "github.com/llm-meta/llm_meta/caddymodule"
 )
 
 func main() {

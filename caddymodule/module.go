@@ -1,0 +1,208 @@
+// Package caddymodule is the Caddy glue of llm_meta: configuration, the
+// Caddyfile directive, the response-writer wrapper and the endpoints. The
+// rules themselves live in package translate.
+package caddymodule
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/llm-meta/llm_meta/translate"
+)
+
+func init() {
+	caddy.RegisterModule(Handler{})
+}
+
+// Defaults of SPEC 1.
+const (
+	DefaultChatPath        = "/v1/chat/completions"
+	DefaultRunOncePath     = "/v1/run_once"
+	DefaultEdgePath        = "/functions/v1/jarvis"
+	DefaultMaxRequestBytes = 16 << 20
+	DefaultMaxBufferBytes  = 16 << 20
+	DefaultMaxEventBytes   = 1 << 20
+	MetaEventChunk         = "chunk"
+	MetaEventBare          = "bare"
+)
+
+// Handler is the llm_meta HTTP handler. It stands in front of an LLM gateway
+// (usually reverse_proxy) and gives chat UIs one contract: the reply text
+// plus a meta object (tools used, structured results, prompt trimming,
+// structured metadata, Agent Hustle's reasoning and cost). It rewrites JSON
+// replies and event streams as they pass, converts Vercel AI SDK streams into
+// OpenAI chunks, answers run-once requests with one JSON object, and serves
+// the JARVIS edge-function endpoints.
+type Handler struct {
+	// Upstream path for requests made from the run-once and edge endpoints.
+	// Default: /v1/chat/completions.
+	ChatPath string `json:"chat_path,omitempty"`
+
+	// Path of the run-once endpoint. Default /v1/run_once; "" turns it off.
+	RunOncePath *string `json:"run_once_path,omitempty"`
+
+	// Path of the JARVIS edge-function endpoint. Default
+	// /functions/v1/jarvis; "" turns it off.
+	EdgePath *string `json:"edge_path,omitempty"`
+
+	// Model sent upstream from the endpoints when the client gave none.
+	// "" sends none.
+	DefaultModel string `json:"default_model,omitempty"`
+
+	// Prompt trimming: when the messages' text exceeds this many characters
+	// (Unicode code points), the oldest messages are dropped. 0 is off.
+	MaxPromptChars int `json:"max_prompt_chars,omitempty"`
+
+	// Largest request body inspected, in bytes. Larger bodies are forwarded
+	// untouched. Default 16 MiB.
+	MaxRequestBytes int64 `json:"max_request_bytes,omitempty"`
+
+	// Largest reply buffered (JSON rewriting, run-once), in bytes.
+	// Default 16 MiB.
+	MaxBufferBytes int64 `json:"max_buffer_bytes,omitempty"`
+
+	// Largest SSE event or data-stream line parsed, in bytes. Larger ones
+	// pass uninspected (SSE) or are skipped (data stream). Default 1 MiB.
+	MaxEventBytes int64 `json:"max_event_bytes,omitempty"`
+
+	// Write the final meta event in streams. Default true.
+	FinalMeta *bool `json:"final_meta,omitempty"`
+
+	// Shape of the final meta event: "chunk" (a valid chat.completion.chunk
+	// with empty choices, the default) or "bare" (data: {"meta":{...}}).
+	MetaEvent string `json:"meta_event,omitempty"`
+
+	// Derive structured_result from Agent Hustle metadata. Default true.
+	HustleSummary *bool `json:"hustle_summary,omitempty"`
+
+	// Convert Vercel AI SDK streams into OpenAI chunks. Default true; false
+	// passes them untouched.
+	ConvertStreams *bool `json:"convert_streams,omitempty"`
+
+	// Structured output settings. Default: every model ("*").
+	StructuredOutput *StructuredOutput `json:"structured_output,omitempty"`
+
+	runOncePath string
+	edgePath    string
+	finalMeta   bool
+	hustle      bool
+	convert     bool
+	bareMeta    bool
+	reqOpts     translate.RequestOptions
+	logger      *zap.Logger
+}
+
+// StructuredOutput configures structured mode (SPEC 7).
+type StructuredOutput struct {
+	// Globs (path.Match) of models that get structured mode. Default ["*"].
+	Models []string `json:"models,omitempty"`
+	// Replaces the built-in instruction appended to the system prompt.
+	Instruction string `json:"instruction,omitempty"`
+}
+
+// CaddyModule returns the Caddy module information.
+func (Handler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.llm_meta",
+		New: func() caddy.Module { return new(Handler) },
+	}
+}
+
+// Provision sets the defaults.
+func (h *Handler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+	if h.ChatPath == "" {
+		h.ChatPath = DefaultChatPath
+	}
+	h.runOncePath = stringOr(h.RunOncePath, DefaultRunOncePath)
+	h.edgePath = stringOr(h.EdgePath, DefaultEdgePath)
+	if h.MaxRequestBytes == 0 {
+		h.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if h.MaxBufferBytes == 0 {
+		h.MaxBufferBytes = DefaultMaxBufferBytes
+	}
+	if h.MaxEventBytes == 0 {
+		h.MaxEventBytes = DefaultMaxEventBytes
+	}
+	if h.MetaEvent == "" {
+		h.MetaEvent = MetaEventChunk
+	}
+	h.finalMeta = boolOr(h.FinalMeta, true)
+	h.hustle = boolOr(h.HustleSummary, true)
+	h.convert = boolOr(h.ConvertStreams, true)
+	h.bareMeta = h.MetaEvent == MetaEventBare
+	models := []string{"*"}
+	var instruction string
+	if h.StructuredOutput != nil {
+		if h.StructuredOutput.Models != nil {
+			models = h.StructuredOutput.Models
+		}
+		instruction = h.StructuredOutput.Instruction
+	}
+	h.reqOpts = translate.RequestOptions{
+		StructuredModels: models,
+		Instruction:      instruction,
+		MaxPromptChars:   h.MaxPromptChars,
+	}
+	return nil
+}
+
+// Validate checks the configuration.
+func (h *Handler) Validate() error {
+	if !strings.HasPrefix(h.ChatPath, "/") {
+		return fmt.Errorf("llm_meta: chat_path %q must start with /", h.ChatPath)
+	}
+	for name, p := range map[string]string{"run_once_path": h.runOncePath, "edge_path": h.edgePath} {
+		if p != "" && !strings.HasPrefix(p, "/") {
+			return fmt.Errorf("llm_meta: %s %q must start with / (or be empty to turn it off)", name, p)
+		}
+	}
+	if h.runOncePath != "" && h.runOncePath == h.edgePath {
+		return fmt.Errorf("llm_meta: run_once_path and edge_path are both %q", h.runOncePath)
+	}
+	if h.MaxPromptChars < 0 {
+		return fmt.Errorf("llm_meta: max_prompt_chars must not be negative, got %d", h.MaxPromptChars)
+	}
+	for name, v := range map[string]int64{"max_request_bytes": h.MaxRequestBytes, "max_buffer_bytes": h.MaxBufferBytes, "max_event_bytes": h.MaxEventBytes} {
+		if v < 0 {
+			return fmt.Errorf("llm_meta: %s must be positive, got %d", name, v)
+		}
+	}
+	if h.MetaEvent != MetaEventChunk && h.MetaEvent != MetaEventBare {
+		return fmt.Errorf("llm_meta: meta_event must be %q or %q, got %q", MetaEventChunk, MetaEventBare, h.MetaEvent)
+	}
+	for _, g := range h.reqOpts.StructuredModels {
+		if !translate.ValidGlob(g) {
+			return fmt.Errorf("llm_meta: structured_output model pattern %q is not a valid glob", g)
+		}
+	}
+	return nil
+}
+
+func stringOr(p *string, def string) string {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func boolOr(p *bool, def bool) bool {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// Interface guards.
+var (
+	_ caddy.Provisioner           = (*Handler)(nil)
+	_ caddy.Validator             = (*Handler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
+	_ caddyfile.Unmarshaler       = (*Handler)(nil)
+)

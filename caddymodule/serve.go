@@ -1,0 +1,186 @@
+package caddymodule
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/llm-meta/llm_meta/translate"
+)
+
+// exchange is the per-request state shared by the request side and the
+// response writer. Nothing in it outlives the request.
+type exchange struct {
+	h     *Handler
+	start time.Time
+
+	model      string // model of the request sent upstream
+	runOnce    bool   // answer one {content, meta} JSON (SPEC 6.1)
+	edgeStream bool   // the edge endpoint with x-stream: true (SPEC 6.3)
+	endpoint   bool   // the request came to one of the two endpoints
+	plainText  bool   // run-once answer as text/plain (Accept)
+	structured *translate.ReplyStream
+	wantSplit  bool            // structured mode on (JSON replies split too)
+	meta       translate.Meta  // derived from the request (prompt_trimmed_to)
+	finalMeta  *translate.Meta // the reply's meta once known
+}
+
+// ServeHTTP implements caddyhttp.MiddlewareHandler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if r.Method != http.MethodPost {
+		return next.ServeHTTP(w, r)
+	}
+	x := &exchange{h: h, start: time.Now()}
+	if p := r.URL.Path; p != "" && (p == h.runOncePath || p == h.edgePath) {
+		if done := h.prepareEndpoint(w, r, x, p == h.edgePath); done {
+			return nil
+		}
+	} else {
+		h.prepareRequest(r, x)
+	}
+	// Read identity bodies from the upstream (SPEC 2); encode in front of us
+	// still compresses towards the client.
+	r.Header.Del("Accept-Encoding")
+	if x.runOnce {
+		x.plainText = prefersText(r.Header.Get("Accept"))
+	}
+	if x.wantSplit {
+		x.structured = translate.NewReplyStream(int(h.MaxBufferBytes))
+	}
+	rw := newResponseWriter(w, r, x)
+	return rw.serve(next)
+}
+
+// prepareRequest applies SPEC 2 and 3 to an ordinary POST.
+func (h *Handler) prepareRequest(r *http.Request, x *exchange) {
+	if !isJSONContentType(r.Header.Get("Content-Type")) {
+		return
+	}
+	body, whole := h.readBody(r)
+	if !whole {
+		return
+	}
+	res, ok := translate.RewriteRequest(body, h.reqOpts)
+	if !ok {
+		return
+	}
+	x.model = res.Model
+	x.runOnce = res.RunOnce
+	x.wantSplit = res.Structured
+	x.meta.Merge(&res.Meta)
+	if res.Changed {
+		setBody(r, res.Body)
+	}
+}
+
+// readBody reads the request body up to max_request_bytes. whole is false
+// when the body is larger; the bytes read are then stitched back in front of
+// the rest, so that the upstream still gets every byte. Either way r.Body is
+// left readable from the start.
+func (h *Handler) readBody(r *http.Request) (body []byte, whole bool) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, true
+	}
+	max := h.MaxRequestBytes
+	if r.ContentLength > max {
+		h.warn("request body larger than max_request_bytes forwarded uninspected", zap.Int64("content_length", r.ContentLength))
+		return nil, false
+	}
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	n, err := io.Copy(&buf, io.LimitReader(r.Body, max+1))
+	rest := r.Body
+	if err != nil || n > max {
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(buf.Bytes()), rest), rest}
+		if err != nil {
+			// The client's body broke off: the upstream gets what there was
+			// and then the same error, as it would without us.
+			return nil, false
+		}
+		h.warn("request body larger than max_request_bytes forwarded uninspected", zap.Int64("read", n))
+		return nil, false
+	}
+	body = buf.Bytes()
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, true
+}
+
+// setBody replaces the request body, keeping Content-Length consistent.
+func setBody(r *http.Request, body []byte) {
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	r.ContentLength = int64(len(body))
+	r.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	r.Header.Del("Transfer-Encoding")
+	r.TransferEncoding = nil
+}
+
+// isJSONContentType: absent, application/json or */*+json (SPEC 2).
+func isJSONContentType(ct string) bool {
+	if ct == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
+// prefersText reports whether an Accept header prefers text/plain over JSON;
+// on equal weight the one listed first wins.
+func prefersText(accept string) bool {
+	if accept == "" {
+		return false
+	}
+	bestText, bestJSON := -1.0, -1.0
+	textPos, jsonPos := 0, 0
+	for i, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				q = f
+			}
+		}
+		switch mt {
+		case "text/plain":
+			if q > bestText {
+				bestText, textPos = q, i
+			}
+		case "application/json":
+			if q > bestJSON {
+				bestJSON, jsonPos = q, i
+			}
+		}
+	}
+	if bestText <= 0 {
+		return false
+	}
+	return bestText > bestJSON || (bestText == bestJSON && textPos < jsonPos)
+}
+
+func (h *Handler) warn(msg string, fields ...zap.Field) {
+	if h.logger != nil {
+		h.logger.Warn(msg, fields...)
+	}
+}
+
+// errTooLarge stops the upstream read of a run-once reply over the limit.
+var errTooLarge = errors.New("llm_meta: reply larger than max_buffer_bytes")

@@ -1,0 +1,288 @@
+package caddymodule
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/llm-meta/llm_meta/translate"
+)
+
+// state is what the writer does with the body, decided once at WriteHeader
+// (or, for sniffed formats, at the first complete line or event).
+type state int
+
+const (
+	stNew     state = iota // no status yet
+	stPass                 // untouched: the body goes straight through
+	stSniff                // holding the first line or event to learn the format
+	stStream               // rewriting a stream to the client
+	stCollect              // run-once: reading a stream into the collector
+	stBuffer               // reading the whole body before answering
+)
+
+// bufKind says what a buffered body is for.
+type bufKind int
+
+const (
+	bufJSON        bufKind = iota // rewrite and forward (SPEC 4.2)
+	bufRunOnce                    // run-once reply from a JSON body
+	bufRunOnceText                // run-once reply from a body of no known format
+	bufEdgeJSON                   // edge stream made from a JSON body (SPEC 6.3)
+	bufUpstreamErr                // endpoint or run-once: upstream status outside 2xx
+)
+
+// stage is one step of a streaming pipeline.
+type stage interface {
+	io.Writer
+	Close() error
+}
+
+// responseWriter wraps the downstream writer the way Caddy's encode does:
+// it decides at WriteHeader, routes Write, ReadFrom and FlushError through
+// itself, keeps Unwrap, and never writes after next returned an error.
+type responseWriter struct {
+	*caddyhttp.ResponseWriterWrapper
+	r *http.Request
+	x *exchange
+
+	state  state
+	status int
+	format format
+	kind   bufKind
+	buf    bytes.Buffer
+
+	chain     stage // first stage of the pipeline
+	rewriter  *translate.SSERewriter
+	collector *translate.RunOnceCollector
+	stats     translate.Stats
+
+	forwarded bool  // the status line went downstream
+	produced  bool  // bytes went downstream since the last flush
+	err       error // sticky downstream error
+	over      bool  // a run-once reply outgrew max_buffer_bytes
+
+	bytesIn, bytesOut int64
+}
+
+func newResponseWriter(w http.ResponseWriter, r *http.Request, x *exchange) *responseWriter {
+	return &responseWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, r: r, x: x}
+}
+
+// serve calls next and completes the reply.
+func (rw *responseWriter) serve(next caddyhttp.Handler) error {
+	err, aborted := rw.callNext(next)
+	if err != nil {
+		// Never write after an error: Caddy's error handling (or the
+		// client's broken connection) takes it from here.
+		return err
+	}
+	if aborted {
+		return rw.abort()
+	}
+	return rw.finish()
+}
+
+// callNext runs next. While nothing has gone downstream (buffering,
+// sniffing, run-once), an upstream that breaks off mid-body makes
+// reverse_proxy panic with http.ErrAbortHandler; that is caught so the
+// module can still answer. Any other panic, or one after bytes went
+// downstream, goes on up.
+func (rw *responseWriter) callNext(next caddyhttp.Handler) (err error, aborted bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler && !rw.forwarded {
+				aborted = true
+				return
+			}
+			panic(v)
+		}
+	}()
+	return next.ServeHTTP(rw, rw.r), false
+}
+
+// WriteHeader records the status and decides what to do with the body.
+func (rw *responseWriter) WriteHeader(status int) {
+	if status >= 100 && status < 200 && status != http.StatusSwitchingProtocols {
+		rw.ResponseWriter.WriteHeader(status) // 1xx pass at once; the final status follows
+		return
+	}
+	if rw.state != stNew {
+		return
+	}
+	rw.status = status
+	rw.decide()
+}
+
+// Write routes the body by the decided state. It reports len(p) consumed
+// unless the downstream write failed (sticky) or a run-once reply is over
+// its limit, which stops the upstream read.
+func (rw *responseWriter) Write(p []byte) (int, error) {
+	if rw.err != nil {
+		return 0, rw.err
+	}
+	if rw.state == stNew {
+		rw.WriteHeader(http.StatusOK)
+	}
+	rw.bytesIn += int64(len(p))
+	switch rw.state {
+	case stPass:
+		n, err := rw.ResponseWriter.Write(p)
+		rw.bytesOut += int64(n)
+		if err != nil {
+			rw.err = err
+		}
+		return n, err
+	case stSniff:
+		rw.buf.Write(p)
+		rw.sniff(false)
+	case stStream, stCollect:
+		rw.feed(p)
+	case stBuffer:
+		rw.bufferBody(p)
+	}
+	rw.flushIfProduced()
+	if rw.err != nil {
+		return 0, rw.err
+	}
+	return len(p), nil
+}
+
+// feed writes upstream bytes into the pipeline.
+func (rw *responseWriter) feed(p []byte) {
+	if _, err := rw.chain.Write(p); err != nil {
+		rw.fail(err)
+	}
+}
+
+// fail records a pipeline error: a downstream write error, or a run-once
+// reply over its limit.
+func (rw *responseWriter) fail(err error) {
+	if err == translate.ErrContentTooLarge || err == errTooLarge {
+		rw.over = true
+		err = errTooLarge
+	}
+	rw.err = err
+}
+
+// bufferBody keeps a body that is answered whole, within max_buffer_bytes.
+func (rw *responseWriter) bufferBody(p []byte) {
+	max := rw.x.h.MaxBufferBytes
+	if int64(rw.buf.Len()+len(p)) <= max {
+		rw.buf.Write(p)
+		return
+	}
+	switch rw.kind {
+	case bufJSON:
+		// Too large to rewrite: forward it untouched from here on.
+		rw.x.h.warn("JSON reply larger than max_buffer_bytes forwarded untouched")
+		rw.state = stPass
+		rw.forwardHeader()
+		rw.writeOut(rw.buf.Bytes())
+		rw.buf.Reset()
+		rw.writeOut(p)
+	case bufUpstreamErr:
+		// Only the message is needed: keep the start, drop the rest.
+		if room := int(max) - rw.buf.Len(); room > 0 {
+			rw.buf.Write(p[:room])
+		}
+	default:
+		rw.fail(errTooLarge)
+	}
+}
+
+// FlushError flushes downstream only once bytes may go there; while the
+// writer buffers or sniffs it is a no-op, so that the status is not
+// committed early (caddy#6144).
+func (rw *responseWriter) FlushError() error {
+	if !rw.forwarded || rw.state == stBuffer || rw.state == stCollect {
+		return nil
+	}
+	rw.produced = false
+	return http.NewResponseController(rw.ResponseWriter).Flush()
+}
+
+func (rw *responseWriter) flushIfProduced() {
+	if rw.produced && rw.err == nil {
+		rw.produced = false
+		if err := http.NewResponseController(rw.ResponseWriter).Flush(); err != nil {
+			rw.err = err
+		}
+	}
+}
+
+// ReadFrom sends the body through Write, so nothing bypasses the rewrite.
+func (rw *responseWriter) ReadFrom(r io.Reader) (int64, error) {
+	return io.Copy(writerOnly{rw}, r)
+}
+
+// writerOnly hides ReadFrom so io.Copy uses Write (as encode does).
+type writerOnly struct{ io.Writer }
+
+// forwardHeader sends the status line downstream once.
+func (rw *responseWriter) forwardHeader() {
+	if rw.forwarded {
+		return
+	}
+	rw.forwarded = true
+	rw.ResponseWriter.WriteHeader(rw.status)
+}
+
+// writeOut writes bytes downstream.
+func (rw *responseWriter) writeOut(p []byte) {
+	if rw.err != nil || len(p) == 0 {
+		return
+	}
+	n, err := rw.ResponseWriter.Write(p)
+	rw.bytesOut += int64(n)
+	rw.produced = true
+	if err != nil {
+		rw.err = err
+	}
+}
+
+// clientOut is the last stage of a streaming pipeline: the client.
+type clientOut struct{ rw *responseWriter }
+
+func (c clientOut) Write(p []byte) (int, error) {
+	c.rw.writeOut(p)
+	if c.rw.err != nil {
+		return 0, c.rw.err
+	}
+	return len(p), nil
+}
+
+// statusText is the text of an upstream status, for error messages.
+func statusText(code int) string {
+	if t := http.StatusText(code); t != "" {
+		return strconv.Itoa(code) + " " + t
+	}
+	return "upstream status " + strconv.Itoa(code)
+}
+
+// toolsHeader is the X-Tools-Used value of a text/plain run-once answer.
+func toolsHeader(m *translate.Meta) string { return strings.Join(m.Tools(), ", ") }
+
+func (rw *responseWriter) logDone() {
+	h := rw.x.h
+	if h.logger == nil {
+		return
+	}
+	if c := h.logger.Check(zapcore.DebugLevel, "llm_meta reply"); c != nil {
+		c.Write(
+			zap.String("mode", rw.mode()),
+			zap.String("format", rw.format.String()),
+			zap.Int64("events", rw.stats.Events),
+			zap.Int("tools", rw.toolCount()),
+			zap.Int64("bytes_in", rw.bytesIn),
+			zap.Int64("bytes_out", rw.bytesOut),
+			zap.Duration("duration", timeSince(rw.x.start)),
+		)
+	}
+}

@@ -1,0 +1,121 @@
+package translate
+
+import (
+	"strconv"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
+// JSONOptions configure RewriteJSONReply.
+type JSONOptions struct {
+	// Structured splits a structured reply (SPEC 7).
+	Structured bool
+	// Warn, when set, is told of each fallback (never content).
+	Warn func(msg string)
+}
+
+// RewriteJSONReply applies SPEC 4.2 to a whole JSON reply: meta from every
+// choices[i].meta, then the top-level meta, then the tool_calls names, then
+// extra (what the module derived from the request), all merged by SPEC 4.1;
+// the result becomes the top-level meta and every choices[i].meta goes.
+//
+// ok is false when body is not a JSON object; then nothing is done. When
+// nothing changes, out is body itself, byte-identical.
+func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, meta *Meta, ok bool) {
+	s := unsafeString(body)
+	if !gjson.Valid(s) {
+		return body, nil, false
+	}
+	root := gjson.Parse(s)
+	if !root.IsObject() {
+		return body, nil, false
+	}
+	meta = new(Meta)
+	choices := root.Get("choices")
+	var choiceMeta []int
+	i := 0
+	choices.ForEach(func(_, c gjson.Result) bool {
+		if m := c.Get("meta"); m.Exists() {
+			choiceMeta = append(choiceMeta, i)
+			meta.mergeResult(m)
+		}
+		i++
+		return true
+	})
+	top := root.Get("meta")
+	meta.mergeResult(top)
+	choices.ForEach(func(_, c gjson.Result) bool {
+		c.Get("message.tool_calls.#.function.name").ForEach(func(_, n gjson.Result) bool {
+			if n.Type == gjson.String {
+				meta.AddTool(n.Str)
+			}
+			return true
+		})
+		if n := c.Get("message.function_call.name"); n.Type == gjson.String {
+			meta.AddTool(n.Str)
+		}
+		return true
+	})
+	if extra != nil {
+		meta.Merge(extra)
+	}
+
+	out = body
+	changed := len(choiceMeta) > 0
+	if opts.Structured {
+		path := "choices.0.message.content"
+		c := root.Get(path)
+		if c.Type != gjson.String {
+			path = "content"
+			c = root.Get(path)
+		}
+		if c.Type == gjson.String {
+			if reply, md, split := SplitStructuredReply(c.Str); split {
+				if next, err := sjson.SetBytes(copyBytes(out), path, reply); err == nil {
+					out = next
+					meta.Set(KeyStructuredMetadata, md)
+					changed = true
+				}
+			} else if opts.Warn != nil {
+				opts.Warn("structured reply did not parse; content left as it came")
+			}
+		}
+	}
+
+	var metaJSON []byte
+	if !meta.Empty() {
+		metaJSON = meta.JSON()
+	}
+	switch {
+	case metaJSON == nil:
+		changed = changed || (top.Exists() && !(top.IsObject() && len(top.Map()) == 0))
+	case !top.Exists():
+		changed = true
+	default:
+		changed = changed || !jsonEqual([]byte(top.Raw), metaJSON)
+	}
+	if !changed {
+		return body, meta, true
+	}
+	if &out[0] == &body[0] {
+		out = copyBytes(body)
+	}
+	for j := len(choiceMeta) - 1; j >= 0; j-- {
+		if next, err := sjson.DeleteBytes(out, "choices."+strconv.Itoa(choiceMeta[j])+".meta"); err == nil {
+			out = next
+		}
+	}
+	var err error
+	if metaJSON != nil {
+		out, err = sjson.SetRawBytes(out, "meta", metaJSON)
+	} else if top.Exists() {
+		out, err = sjson.DeleteBytes(out, "meta")
+	}
+	if err != nil {
+		return body, meta, true
+	}
+	return out, meta, true
+}
+
+func copyBytes(b []byte) []byte { return append([]byte(nil), b...) }

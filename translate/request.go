@@ -1,0 +1,98 @@
+package translate
+
+import (
+	"path"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
+// Flags a client may set on a chat request; they are never sent upstream
+// (SPEC 3).
+var requestFlags = []string{"run_once", "return_final_only", "enable_structured_output"}
+
+// RequestOptions configure RewriteRequest.
+type RequestOptions struct {
+	// StructuredModels are path.Match globs of models allowed structured mode.
+	StructuredModels []string
+	// Instruction replaces the built-in structured instruction when not "".
+	Instruction string
+	// MaxPromptChars turns prompt trimming on when > 0 (SPEC 3.1).
+	MaxPromptChars int
+}
+
+// RequestResult is what RewriteRequest made of a chat request.
+type RequestResult struct {
+	// Body is the body to send upstream; the input itself when unchanged.
+	Body []byte
+	// Changed reports whether Body differs from the input.
+	Changed bool
+	// RunOnce: the client asked for a run-once reply (SPEC 6.1).
+	RunOnce bool
+	// Structured: structured mode is on for this request (SPEC 7).
+	Structured bool
+	// Model is the request's model ("" when none).
+	Model string
+	// Meta holds what the reply's meta must gain (prompt_trimmed_to).
+	Meta Meta
+}
+
+// RewriteRequest applies SPEC 3 to a chat request body. ok is false when the
+// body is not a JSON object; it is then to be forwarded untouched.
+func RewriteRequest(body []byte, opts RequestOptions) (res RequestResult, ok bool) {
+	s := unsafeString(body)
+	if !gjson.Valid(s) {
+		return RequestResult{Body: body}, false
+	}
+	root := gjson.Parse(s)
+	if !root.IsObject() {
+		return RequestResult{Body: body}, false
+	}
+	res.Body = body
+	flags := gjson.GetMany(s, requestFlags...)
+	res.RunOnce = flags[0].Type == gjson.True || flags[1].Type == gjson.True
+	wantStructured := flags[2].Type == gjson.True
+	if m := root.Get("model"); m.Type == gjson.String {
+		res.Model = m.Str
+	}
+	for i, f := range flags {
+		if !f.Exists() {
+			continue
+		}
+		if !res.Changed {
+			res.Body = copyBytes(body)
+			res.Changed = true
+		}
+		if next, err := sjson.DeleteBytes(res.Body, requestFlags[i]); err == nil {
+			res.Body = next
+		}
+	}
+	if wantStructured && !root.Get("response_format").Exists() && modelMatches(opts.StructuredModels, res.Model) {
+		if next, err := ApplyStructuredRequest(res.Body, opts.Instruction); err == nil {
+			res.Body, res.Changed, res.Structured = next, true, true
+		}
+	}
+	if opts.MaxPromptChars > 0 {
+		if next, size, trimmed := TrimPrompt(res.Body, opts.MaxPromptChars); trimmed {
+			res.Body, res.Changed = next, true
+			res.Meta.SetTrimmed(size)
+		}
+	}
+	return res, true
+}
+
+// modelMatches reports whether model matches one of the globs.
+func modelMatches(globs []string, model string) bool {
+	for _, g := range globs {
+		if ok, _ := path.Match(g, model); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidGlob reports whether g is a well-formed path.Match pattern.
+func ValidGlob(g string) bool {
+	_, err := path.Match(g, "")
+	return err == nil
+}

@@ -1,0 +1,345 @@
+package translate
+
+import (
+	"bytes"
+	"io"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
+// SSEOptions configure an SSERewriter (SPEC 4.3).
+type SSEOptions struct {
+	// MaxEvent is max_event_bytes: larger events pass uninspected.
+	MaxEvent int
+	// FinalMeta writes the final meta event (final_meta).
+	FinalMeta bool
+	// BareMeta writes it as data: {"meta":…} instead of a chunk (meta_event bare).
+	BareMeta bool
+	// Model is the fallback model of the final meta chunk when no chunk came.
+	Model string
+	// Structured, when set, splits a structured reply out of the content
+	// deltas of choice 0 (SPEC 7).
+	Structured *ReplyStream
+	// ErrorsAsContent also shows an upstream error event to the user as a
+	// content chunk "Error: <message>" (the edge endpoint, SPEC 6.3).
+	ErrorsAsContent bool
+	// Stats, when set, receives the counts.
+	Stats *Stats
+	// Warn, when set, is told of each fallback (never content).
+	Warn func(msg string)
+}
+
+// SSERewriter is the streaming rewriter of SPEC 4.3. It is an io.Writer for
+// the upstream's event stream: each complete event goes to out with its
+// original bytes, in the same Write that completed it; meta-only events are
+// withheld; tool names and meta are collected; and exactly one final meta
+// event is written before [DONE] (or at Close when the upstream sent none).
+type SSERewriter struct {
+	out  io.Writer
+	opts SSEOptions
+
+	split   SSESplitter
+	meta    Meta
+	scratch []byte // joined data of multi-line events
+	wbuf    []byte // output of the current Write that is not a slice of its input
+	last    []byte // data of the last chunk, for the final meta chunk's head
+
+	// Pending output: a run of untouched events that lie one after another in
+	// the caller's buffer, written with one call.
+	pend []byte
+	in   []byte // the caller's buffer during Write
+
+	done     bool // [DONE] seen
+	finished bool // final meta written (or due to be skipped)
+	err      error
+}
+
+// NewSSERewriter returns a rewriter writing to out. meta, when not nil, is
+// merged first (what the module derived from the request).
+func NewSSERewriter(out io.Writer, opts SSEOptions, meta *Meta) *SSERewriter {
+	r := &SSERewriter{out: out, opts: opts}
+	r.split.Max = opts.MaxEvent
+	if meta != nil {
+		r.meta.Merge(meta)
+	}
+	return r
+}
+
+// Meta is the meta collected so far.
+func (r *SSERewriter) Meta() *Meta { return &r.meta }
+
+// Write consumes upstream bytes. It reports len(p) unless writing to out
+// failed; that error is sticky.
+func (r *SSERewriter) Write(p []byte) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	r.in = p
+	r.split.Feed(p, r)
+	r.in = nil
+	r.flushPending()
+	if r.err != nil {
+		return 0, r.err
+	}
+	return len(p), nil
+}
+
+// Close ends the upstream stream: an unterminated last event is handled, and
+// the final meta event is written if [DONE] never came.
+func (r *SSERewriter) Close() error {
+	if r.err != nil {
+		return r.err
+	}
+	r.split.Close(r)
+	r.writeFinalMeta()
+	r.flushPending()
+	return r.err
+}
+
+// Event implements SSEHandler.
+func (r *SSERewriter) Event(raw []byte) {
+	if r.opts.Stats != nil {
+		r.opts.Stats.Events++
+	}
+	if r.done {
+		r.emit(raw)
+		return
+	}
+	var data []byte
+	var ok bool
+	data, ok, r.scratch = EventData(raw, r.scratch)
+	if !ok {
+		r.emit(raw)
+		return
+	}
+	if len(data) == 6 && string(data) == "[DONE]" {
+		r.writeFinalMeta()
+		r.done = true
+		r.emit(raw)
+		return
+	}
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		r.emit(raw)
+		return
+	}
+	r.objectEvent(raw, data)
+}
+
+// Oversize implements SSEHandler: a huge event passes as it arrives.
+func (r *SSERewriter) Oversize(p []byte, first bool) {
+	if first {
+		if r.opts.Stats != nil {
+			r.opts.Stats.Events++
+			r.opts.Stats.Oversize++
+		}
+		if r.opts.Warn != nil {
+			r.opts.Warn("event larger than max_event_bytes forwarded uninspected")
+		}
+	}
+	r.emitCopy(p)
+}
+
+var (
+	metaKey     = []byte(`"meta"`)
+	toolCallKey = []byte(`"tool_calls"`)
+	funcCallKey = []byte(`"function_call"`)
+	errorKey    = []byte(`"error"`)
+)
+
+// objectEvent handles an event whose data looks like a JSON object.
+func (r *SSERewriter) objectEvent(raw, data []byte) {
+	s := unsafeString(data)
+	if bytes.Contains(data, metaKey) {
+		if m := gjson.Get(s, "meta"); m.IsObject() && gjson.Valid(s) {
+			r.meta.MergeJSON([]byte(m.Raw))
+			if onlyKey(s, "meta") {
+				return // withheld: its meta joins the final one
+			}
+		}
+	}
+	if bytes.Contains(data, toolCallKey) {
+		gjson.Get(s, "choices.#.delta.tool_calls.#.function.name").ForEach(func(_, names gjson.Result) bool {
+			names.ForEach(func(_, n gjson.Result) bool {
+				if n.Type == gjson.String {
+					r.meta.AddTool(n.Str)
+				}
+				return true
+			})
+			return true
+		})
+	}
+	if bytes.Contains(data, funcCallKey) {
+		gjson.Get(s, "choices.#.delta.function_call.name").ForEach(func(_, n gjson.Result) bool {
+			if n.Type == gjson.String {
+				r.meta.AddTool(n.Str)
+			}
+			return true
+		})
+	}
+	isError := bytes.Contains(data, errorKey) && gjson.Get(s, "error").Exists() && !gjson.Get(s, "choices").Exists()
+	if !isError {
+		r.last = append(r.last[:0], data...)
+	}
+	if r.opts.Structured != nil && !isError {
+		if r.structuredEvent(raw, data) {
+			return
+		}
+	}
+	r.emit(raw)
+	if isError && r.opts.ErrorsAsContent {
+		msg := gjson.Get(s, "error.message")
+		text := msg.Str
+		if msg.Type != gjson.String {
+			text = gjson.Get(s, "error").String()
+		}
+		r.emitOwn(r.head().AppendDelta(r.ownBuf(), "content", "Error: "+text, false))
+	}
+}
+
+// structuredEvent runs the content delta of choice 0 through the structured
+// reply decoder. It reports whether it wrote (or dropped) the event itself.
+func (r *SSERewriter) structuredEvent(raw, data []byte) bool {
+	s := unsafeString(data)
+	c := gjson.Get(s, "choices.0.delta.content")
+	if c.Type != gjson.String {
+		return false
+	}
+	text := r.opts.Structured.Feed(c.Str)
+	if text == c.Str {
+		return false
+	}
+	if text == "" && !carriesMore(s) {
+		return true // only raw JSON of the structured reply: nothing to show
+	}
+	out, err := sjson.SetBytes(append([]byte(nil), data...), "choices.0.delta.content", text)
+	if err != nil {
+		return false
+	}
+	buf := append(r.ownBuf(), "data: "...)
+	buf = append(buf, out...)
+	r.emitOwn(append(buf, "\n\n"...))
+	return true
+}
+
+// carriesMore reports whether a chunk carries something besides content that
+// a client needs: the role, a finish reason, usage or tool calls.
+func carriesMore(s string) bool {
+	res := gjson.GetMany(s, "choices.0.delta.role", "choices.0.finish_reason", "usage", "choices.0.delta.tool_calls", "choices.1")
+	for _, v := range res {
+		if v.Exists() && v.Type != gjson.Null {
+			return true
+		}
+	}
+	return false
+}
+
+// onlyKey reports whether the JSON object s has no key but key.
+func onlyKey(s, key string) bool {
+	only := true
+	gjson.Parse(s).ForEach(func(k, _ gjson.Result) bool {
+		if k.Str != key {
+			only = false
+		}
+		return only
+	})
+	return only
+}
+
+// head is the id, created and model the final chunks repeat: the last
+// chunk's, else fresh ones.
+func (r *SSERewriter) head() ChunkHead {
+	return chunkHeadFrom(r.last, func() ChunkHead { return NewChunkHead("", 0, r.opts.Model) })
+}
+
+// writeFinalMeta writes the one final meta event, when there is something to
+// say and final_meta is on, and the structured metadata when the reply was
+// structured.
+func (r *SSERewriter) writeFinalMeta() {
+	if r.finished {
+		return
+	}
+	r.finished = true
+	if r.opts.Structured != nil {
+		if md, ok := r.opts.Structured.Metadata(); ok {
+			r.meta.Set(KeyStructuredMetadata, md)
+		} else if r.opts.Structured.Structured() && r.opts.Warn != nil {
+			r.opts.Warn("structured reply did not parse; no structured_metadata")
+		}
+	}
+	if !r.opts.FinalMeta || r.meta.Empty() {
+		return
+	}
+	meta := r.meta.JSON()
+	buf := r.ownBuf()
+	if r.opts.BareMeta {
+		buf = AppendBareMeta(buf, meta)
+	} else {
+		buf = r.head().AppendMeta(buf, meta)
+	}
+	r.emitOwn(buf)
+}
+
+// ownBuf returns the rewriter's scratch output buffer, emptied after any
+// pending output has been written.
+func (r *SSERewriter) ownBuf() []byte {
+	r.flushPending()
+	return r.wbuf[:0]
+}
+
+// emitOwn writes bytes built in wbuf, keeping the buffer for reuse.
+func (r *SSERewriter) emitOwn(b []byte) {
+	r.wbuf = b[:0]
+	r.write(b)
+}
+
+// emit queues an untouched event. Events that follow each other in the
+// caller's buffer are written together; anything else goes out at once.
+func (r *SSERewriter) emit(b []byte) {
+	if !within(r.in, b) {
+		r.emitCopy(b) // the splitter's own buffer, reused right after
+		return
+	}
+	if len(r.pend) > 0 && cap(r.pend) > len(r.pend) && &r.pend[:len(r.pend)+1][len(r.pend)] == &b[0] {
+		r.pend = r.pend[:len(r.pend)+len(b)]
+		return
+	}
+	r.flushPending()
+	r.pend = b
+}
+
+// emitCopy writes b now: it lives in a buffer that is about to be reused.
+func (r *SSERewriter) emitCopy(b []byte) {
+	r.flushPending()
+	r.write(b)
+}
+
+func (r *SSERewriter) flushPending() {
+	if len(r.pend) == 0 {
+		return
+	}
+	p := r.pend
+	r.pend = nil
+	r.write(p)
+}
+
+func (r *SSERewriter) write(b []byte) {
+	if r.err != nil || len(b) == 0 {
+		return
+	}
+	if _, err := r.out.Write(b); err != nil {
+		r.err = err
+	}
+}
+
+// within reports whether b lies inside outer's memory.
+func within(outer, b []byte) bool {
+	if len(outer) == 0 || len(b) == 0 {
+		return false
+	}
+	o := uintptr(unsafe.Pointer(&outer[0]))
+	x := uintptr(unsafe.Pointer(&b[0]))
+	return x >= o && x+uintptr(len(b)) <= o+uintptr(len(outer))
+}
