@@ -10,7 +10,7 @@ func NewDataStreamConverter(out io.Writer, opts ConvertOptions) *DataStreamConve
 	return &DataStreamConverter{out}
 }
 func (c *DataStreamConverter) Write(p []byte) (int, error) { return len(p), nil }
-func (c *DataStreamConverter) Close() error                 { return nil }
+func (c *DataStreamConverter) Close() error                { return nil }
 
 type UIStreamConverter struct{ out io.Writer }
 
@@ -18,4 +18,4 @@ func NewUIStreamConverter(out io.Writer, opts ConvertOptions) *UIStreamConverter
 	return &UIStreamConverter{out}
 }
 func (c *UIStreamConverter) Write(p []byte) (int, error) { return len(p), nil }
-func (c *UIStreamConverter) Close() error                 { return nil }
+func (c *UIStreamConverter) Close() error                { return nil }
