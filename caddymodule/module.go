@@ -116,6 +116,9 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // Provision sets the defaults.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
+	if err := registerMetrics(ctx); err != nil {
+		return fmt.Errorf("llm_meta: registering metrics: %w", err)
+	}
 	if h.ChatPath == "" {
 		h.ChatPath = DefaultChatPath
 	}

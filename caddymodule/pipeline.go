@@ -25,7 +25,7 @@ func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) stage 
 		Structured:      x.structured,
 		ErrorsAsContent: errorsAsContent,
 		Stats:           &rw.stats,
-		Warn:            func(msg string) { h.warn(msg) },
+		Warn:            h.fallback,
 	}, &x.meta)
 	conv := translate.ConvertOptions{
 		Model:         x.model,
@@ -120,7 +120,7 @@ func (rw *responseWriter) finishBuffered() {
 	case bufJSON, bufRunOnce, bufEdgeJSON:
 		out, meta, ok := translate.RewriteJSONReply(body, &x.meta, translate.JSONOptions{
 			Structured: x.wantSplit,
-			Warn:       func(msg string) { x.h.warn(msg) },
+			Warn:       x.h.fallback,
 		})
 		if !ok {
 			if rw.kind == bufJSON {
@@ -184,12 +184,15 @@ func (rw *responseWriter) answerRunOnce(content string, meta *translate.Meta) {
 			hdr.Set("X-Tools-Used", tools)
 		}
 		hdr.Set("Content-Length", strconv.Itoa(len(content)))
+		metrics.runOnceBytes.Observe(float64(len(content)))
 		rw.status = http.StatusOK
 		rw.forwardHeader()
 		rw.writeOut([]byte(content))
 		return
 	}
-	rw.answerJSON(http.StatusOK, translate.RunOnceJSON(content, meta, ""))
+	body := translate.RunOnceJSON(content, meta, "")
+	metrics.runOnceBytes.Observe(float64(len(body)))
+	rw.answerJSON(http.StatusOK, body)
 }
 
 // answerJSON writes an answer the module made itself.

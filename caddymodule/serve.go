@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"go.uber.org/zap"
 
 	"github.com/llm-meta/llm_meta/translate"
 )
@@ -91,7 +90,7 @@ func (h *Handler) readBody(r *http.Request) (body []byte, whole bool) {
 	}
 	max := h.MaxRequestBytes
 	if r.ContentLength > max {
-		h.warn("request body larger than max_request_bytes forwarded uninspected", zap.Int64("content_length", r.ContentLength))
+		h.fallback(reasonRequestTooLarge)
 		return nil, false
 	}
 	var buf bytes.Buffer
@@ -110,7 +109,7 @@ func (h *Handler) readBody(r *http.Request) (body []byte, whole bool) {
 			// and then the same error, as it would without us.
 			return nil, false
 		}
-		h.warn("request body larger than max_request_bytes forwarded uninspected", zap.Int64("read", n))
+		h.fallback(reasonRequestTooLarge)
 		return nil, false
 	}
 	body = buf.Bytes()
@@ -174,12 +173,6 @@ func prefersText(accept string) bool {
 		return false
 	}
 	return bestText > bestJSON || (bestText == bestJSON && textPos < jsonPos)
-}
-
-func (h *Handler) warn(msg string, fields ...zap.Field) {
-	if h.logger != nil {
-		h.logger.Warn(msg, fields...)
-	}
 }
 
 // errTooLarge stops the upstream read of a run-once reply over the limit.

@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/llm-meta/llm_meta/translate"
 )
@@ -181,7 +179,7 @@ func (rw *responseWriter) bufferBody(p []byte) {
 	switch rw.kind {
 	case bufJSON:
 		// Too large to rewrite: forward it untouched from here on.
-		rw.x.h.warn("JSON reply larger than max_buffer_bytes forwarded untouched")
+		rw.x.h.fallback(reasonReplyTooLarge)
 		rw.state = stPass
 		rw.forwardHeader()
 		rw.writeOut(rw.buf.Bytes())
@@ -231,6 +229,7 @@ func (rw *responseWriter) forwardHeader() {
 		return
 	}
 	rw.forwarded = true
+	rw.setPlaceholders()
 	rw.ResponseWriter.WriteHeader(rw.status)
 }
 
@@ -268,21 +267,3 @@ func statusText(code int) string {
 
 // toolsHeader is the X-Tools-Used value of a text/plain run-once answer.
 func toolsHeader(m *translate.Meta) string { return strings.Join(m.Tools(), ", ") }
-
-func (rw *responseWriter) logDone() {
-	h := rw.x.h
-	if h.logger == nil {
-		return
-	}
-	if c := h.logger.Check(zapcore.DebugLevel, "llm_meta reply"); c != nil {
-		c.Write(
-			zap.String("mode", rw.mode()),
-			zap.String("format", rw.format.String()),
-			zap.Int64("events", rw.stats.Events),
-			zap.Int("tools", rw.toolCount()),
-			zap.Int64("bytes_in", rw.bytesIn),
-			zap.Int64("bytes_out", rw.bytesOut),
-			zap.Duration("duration", timeSince(rw.x.start)),
-		)
-	}
-}

@@ -11,8 +11,8 @@ import (
 type JSONOptions struct {
 	// Structured splits a structured reply (SPEC 7).
 	Structured bool
-	// Warn, when set, is told of each fallback (never content).
-	Warn func(msg string)
+	// Warn, when set, is told of each fallback by a short reason code.
+	Warn func(reason string)
 }
 
 // RewriteJSONReply applies SPEC 4.2 to a whole JSON reply: meta from every
@@ -78,7 +78,7 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 					changed = true
 				}
 			} else if opts.Warn != nil {
-				opts.Warn("structured reply did not parse; content left as it came")
+				opts.Warn(ReasonStructuredUnparsed)
 			}
 		}
 	}

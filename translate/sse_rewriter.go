@@ -27,8 +27,9 @@ type SSEOptions struct {
 	ErrorsAsContent bool
 	// Stats, when set, receives the counts.
 	Stats *Stats
-	// Warn, when set, is told of each fallback (never content).
-	Warn func(msg string)
+	// Warn, when set, is told of each fallback by a short reason code
+	// (never content).
+	Warn func(reason string)
 }
 
 // SSERewriter is the streaming rewriter of SPEC 4.3. It is an io.Writer for
@@ -136,7 +137,7 @@ func (r *SSERewriter) Oversize(p []byte, first bool) {
 			r.opts.Stats.Oversize++
 		}
 		if r.opts.Warn != nil {
-			r.opts.Warn("event larger than max_event_bytes forwarded uninspected")
+			r.opts.Warn(ReasonEventTooLarge)
 		}
 	}
 	r.emitCopy(p)
@@ -266,11 +267,14 @@ func (r *SSERewriter) writeFinalMeta() {
 		if md, ok := r.opts.Structured.Metadata(); ok {
 			r.meta.Set(KeyStructuredMetadata, md)
 		} else if r.opts.Structured.Structured() && r.opts.Warn != nil {
-			r.opts.Warn("structured reply did not parse; no structured_metadata")
+			r.opts.Warn(ReasonStructuredUnparsed)
 		}
 	}
 	if !r.opts.FinalMeta || r.meta.Empty() {
 		return
+	}
+	if r.opts.Stats != nil {
+		r.opts.Stats.FinalMeta++
 	}
 	meta := r.meta.JSON()
 	buf := r.ownBuf()

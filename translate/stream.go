@@ -8,10 +8,17 @@ import (
 // Stats counts what one stream processor saw, for the module's log line and
 // metrics. It never holds prompt or reply text.
 type Stats struct {
-	Events   int64 // events or parts read from the upstream
-	Skipped  int64 // malformed or unknown parts skipped by a converter
-	Oversize int64 // events forwarded uninspected because of max_event_bytes
+	Events    int64 // events or parts read from the upstream
+	Skipped   int64 // malformed or unknown parts skipped by a converter
+	Oversize  int64 // events forwarded uninspected because of max_event_bytes
+	FinalMeta int64 // final meta events written
 }
+
+// Fallback reasons, for logs and the fallbacks metric.
+const (
+	ReasonEventTooLarge      = "event_too_large"
+	ReasonStructuredUnparsed = "structured_unparsed"
+)
 
 // ConvertOptions configure the stream converters of SPEC 5.
 type ConvertOptions struct {

@@ -1,0 +1,69 @@
+package caddymodule
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// The collectors are made once per process and registered with every
+// config's registry (each reload makes a new one), as Caddy's own
+// reverse_proxy metrics are. Labels are low-cardinality: mode, format and
+// reason take a handful of fixed values.
+var (
+	metricsOnce sync.Once
+	metrics     struct {
+		requests      *prometheus.CounterVec
+		events        *prometheus.CounterVec
+		finalMeta     prometheus.Counter
+		fallbacks     *prometheus.CounterVec
+		runOnceBytes  prometheus.Histogram
+		allCollectors []prometheus.Collector
+	}
+)
+
+func initMetrics() {
+	const ns, sub = "caddy", "llm_meta"
+	metrics.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: sub, Name: "requests_total",
+		Help: "POST requests handled, by what the module did (mode) and the upstream reply's format.",
+	}, []string{"mode", "format"})
+	metrics.events = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: sub, Name: "events_total",
+		Help: "Events or data-stream parts read from upstream streams, by format.",
+	}, []string{"format"})
+	metrics.finalMeta = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: sub, Name: "final_meta_events_total",
+		Help: "Final meta events written into streams.",
+	})
+	metrics.fallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: sub, Name: "fallbacks_total",
+		Help: "Times the module forwarded something untouched or skipped it instead of rewriting it, by reason.",
+	}, []string{"reason"})
+	metrics.runOnceBytes = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: ns, Subsystem: sub, Name: "run_once_reply_bytes",
+		Help:    "Size of run-once answers written, in bytes.",
+		Buckets: prometheus.ExponentialBuckets(64, 4, 10),
+	})
+	metrics.allCollectors = []prometheus.Collector{metrics.requests, metrics.events, metrics.finalMeta, metrics.fallbacks, metrics.runOnceBytes}
+}
+
+// registerMetrics adds the collectors to this config's registry.
+func registerMetrics(ctx caddy.Context) error {
+	metricsOnce.Do(initMetrics)
+	reg := ctx.GetMetricsRegistry()
+	if reg == nil {
+		return nil
+	}
+	for _, c := range metrics.allCollectors {
+		if err := reg.Register(c); err != nil {
+			var already prometheus.AlreadyRegisteredError
+			if !errors.As(err, &already) {
+				return err
+			}
+		}
+	}
+	return nil
+}
