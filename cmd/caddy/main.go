@@ -7,7 +7,7 @@ import (
 
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
-	_ "github.com/llm-meta/llm_meta/caddymodule"
+	_ "github.com/llm-meta/llm_meta"
 )
 
 func main() {
