@@ -1,0 +1,434 @@
+package translate
+
+import (
+	"bytes"
+	"io"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+)
+
+// defaultMaxLine is max_event_bytes' default, used when ConvertOptions.MaxLine
+// is not positive.
+const defaultMaxLine = 1 << 20
+
+// DataStreamConverter turns a Vercel AI SDK data stream v1 (SPEC 5.1) into
+// OpenAI chat-completion-chunk SSE events.
+//
+// It is an io.Writer fed with the upstream body in pieces of any size: lines
+// (and the UTF-8 characters in them) may be split across writes. Each part is
+// converted as soon as its line end has been read, and all the events that
+// one Write produces reach the output in a single Write. Close ends the
+// stream: a last line without a line end is converted, then the meta-only
+// event data: {"meta":{...}} (only when there is meta) and data: [DONE] are
+// written. The final meta chunk is not the converter's business: the SSE
+// rewriter that reads its output withholds the meta-only event and writes it.
+//
+// Counting (ConvertOptions.Stats): Events counts every non-blank line read,
+// Skipped the lines that produced nothing (malformed lines, codes without an
+// OpenAI equivalent), Oversize the lines longer than MaxLine (also in
+// Skipped). Memory stays bounded by MaxLine: a longer line is dropped as it
+// arrives.
+//
+// A converter is not safe for concurrent use.
+type DataStreamConverter struct {
+	convCore
+
+	max      int    // longest line kept, line end excluded
+	line     []byte // the unfinished line carried from one Write to the next
+	skipping bool   // the unfinished line outgrew max and is being dropped
+	begun    bool   // the first line has been read (a BOM is only looked for there)
+}
+
+// NewDataStreamConverter returns a converter writing to out.
+func NewDataStreamConverter(out io.Writer, opts ConvertOptions) *DataStreamConverter {
+	c := &DataStreamConverter{}
+	c.init(out, opts)
+	c.max = opts.MaxLine
+	if c.max <= 0 {
+		c.max = defaultMaxLine
+	}
+	return c
+}
+
+// Meta returns the meta derived so far: tools_used while the stream runs,
+// plus hustle and structured_result once it has ended.
+func (c *DataStreamConverter) Meta() *Meta { return &c.meta }
+
+// Write converts every line p completes. It returns len(p), nil unless the
+// output failed; that error is then returned by every later call.
+func (c *DataStreamConverter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	if c.ended {
+		return len(p), nil
+	}
+	n := len(p)
+	c.buf = c.buf[:0]
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			c.keep(p)
+			break
+		}
+		seg := p[:i]
+		p = p[i+1:]
+		switch {
+		case c.skipping:
+			c.skipping = false
+			c.line = c.line[:0]
+			c.tooLong()
+		case len(c.line) == 0:
+			c.handleLine(seg)
+		case len(c.line)+len(seg) > c.max+1: // +1: a CR before the LF
+			c.line = c.line[:0]
+			c.tooLong()
+		default:
+			c.line = append(c.line, seg...)
+			c.handleLine(c.line)
+			c.line = c.line[:0]
+		}
+	}
+	if err := c.flush(); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// keep holds the start of a line whose end has not come yet, or drops it once
+// the line is longer than max (plus room for a CR).
+func (c *DataStreamConverter) keep(p []byte) {
+	if c.skipping {
+		return
+	}
+	if len(c.line)+len(p) > c.max+1 {
+		c.line = c.line[:0]
+		c.skipping = true
+		return
+	}
+	c.line = append(c.line, p...)
+}
+
+// Close ends the stream: the last line, if it had no line end, is converted,
+// then the meta-only event (when there is meta) and [DONE] are written. Later
+// calls write nothing and return the output's error, if any.
+func (c *DataStreamConverter) Close() error {
+	if c.err != nil || c.ended {
+		return c.err
+	}
+	c.buf = c.buf[:0]
+	switch {
+	case c.skipping:
+		c.skipping = false
+		c.tooLong()
+	case len(c.line) > 0:
+		c.handleLine(c.line)
+	}
+	c.line = c.line[:0]
+	c.end()
+	return c.flush()
+}
+
+func (c *DataStreamConverter) tooLong() {
+	c.count(true)
+	if s := c.opts.Stats; s != nil {
+		s.Oversize++
+	}
+	c.debug("llm_meta: data stream line longer than max_event_bytes skipped")
+}
+
+// handleLine converts one line, given without its LF.
+func (c *DataStreamConverter) handleLine(line []byte) {
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	if !c.begun {
+		c.begun = true
+		line = bytes.TrimPrefix(line, bom)
+	}
+	if len(line) == 0 {
+		return // blank lines are skipped, not counted
+	}
+	if len(line) > c.max {
+		c.tooLong()
+		return
+	}
+	if len(line) < 2 || line[1] != ':' || !isPartCode(line[0]) {
+		c.malformed("llm_meta: data stream line without a CODE: prefix skipped")
+		return
+	}
+	code := line[0]
+	val := unsafeString(line[2:])
+	if !gjson.Valid(val) {
+		c.malformed("llm_meta: data stream part with invalid JSON skipped")
+		return
+	}
+	v := gjson.Parse(val)
+	ok := true
+	switch code {
+	case '0':
+		if ok = v.Type == gjson.String; ok {
+			c.delta("content", v.Str)
+		}
+	case 'g':
+		if ok = v.Type == gjson.String; ok {
+			c.delta("reasoning_content", v.Str)
+		}
+	case '2', '8':
+		if ok = v.IsArray(); ok {
+			v.ForEach(func(_, e gjson.Result) bool {
+				c.hustle.AddElement(unsafeBytes(e.Raw))
+				return true
+			})
+		}
+	case '9', 'b':
+		var name gjson.Result
+		if v.IsObject() {
+			name = v.Get("toolName")
+		}
+		if ok = name.Type == gjson.String; ok {
+			c.addTool(name.Str)
+		}
+	case '3':
+		if ok = v.Type == gjson.String; ok {
+			c.buf = AppendErrorEvent(c.buf, v.Str)
+		}
+	case 'f':
+		var id gjson.Result
+		if v.IsObject() {
+			id = v.Get("messageId")
+		}
+		if ok = id.Type == gjson.String; ok {
+			c.announce(id.Str)
+		}
+	case 'd':
+		if ok = v.IsObject(); ok {
+			reason := v.Get("finishReason")
+			c.finish(reason.Str, v.Get("usage"))
+		}
+	default:
+		c.count(true)
+		c.debug(skipMessages[codeIndex(code)])
+		return
+	}
+	if !ok {
+		c.malformed("llm_meta: data stream part of the wrong JSON type skipped")
+		return
+	}
+	c.count(false)
+}
+
+func (c *DataStreamConverter) malformed(msg string) {
+	c.count(true)
+	c.debug(msg)
+}
+
+// isPartCode reports whether b is a data stream part code: [0-9a-z].
+func isPartCode(b byte) bool { return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' }
+
+func codeIndex(b byte) int {
+	if b <= '9' {
+		return int(b - '0')
+	}
+	return 10 + int(b-'a')
+}
+
+// skipMessages are the debug messages for codes without an OpenAI
+// equivalent, built once so that a skipped part costs no allocation.
+var skipMessages = func() (m [36]string) {
+	const codes = "0123456789abcdefghijklmnopqrstuvwxyz"
+	for i := range m {
+		m[i] = "llm_meta: data stream part with code " + codes[i:i+1] + " skipped"
+	}
+	return m
+}()
+
+// unsafeBytes views s as bytes without copying; the bytes must not be changed.
+func unsafeBytes(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
+// convCore is what both stream converters share: the chunk head and the id
+// rule of SPEC 5, the meta being built, and the output buffer that collects
+// the events of one Write so that they go out in one piece.
+type convCore struct {
+	out  io.Writer
+	opts ConvertOptions
+
+	meta   Meta
+	hustle Hustle
+
+	head    ChunkHead
+	id      string // the first message id announced before the first chunk
+	started bool   // a chunk has been written: the head is fixed, the role given
+
+	buf     []byte // events produced by the current Write
+	scratch []byte // usage and meta being built
+	err     error  // the output's first error, sticky
+	ended   bool   // the meta-only event and [DONE] have been written
+}
+
+func (c *convCore) init(out io.Writer, opts ConvertOptions) {
+	c.out = out
+	c.opts = opts
+}
+
+func (c *convCore) count(skipped bool) {
+	if s := c.opts.Stats; s != nil {
+		s.Events++
+		if skipped {
+			s.Skipped++
+		}
+	}
+}
+
+func (c *convCore) debug(msg string) {
+	if c.opts.Debug != nil {
+		c.opts.Debug(msg)
+	}
+}
+
+// announce records a message id; only the first one announced before the
+// first chunk becomes the stream's id.
+func (c *convCore) announce(id string) {
+	if !c.started && c.id == "" && id != "" {
+		c.id = strings.Clone(id)
+	}
+}
+
+// addTool adds a tool name to tools_used. name may be a view of the input, so
+// it is copied, but only when it is new.
+func (c *convCore) addTool(name string) {
+	if name == "" {
+		return
+	}
+	for _, t := range c.meta.Tools() {
+		if t == name {
+			return
+		}
+	}
+	c.meta.AddTool(strings.Clone(name))
+}
+
+// start fixes the chunk head at the first chunk and reports whether the role
+// is still to be given.
+func (c *convCore) start() bool {
+	if c.started {
+		return false
+	}
+	c.started = true
+	c.head = NewChunkHead(c.id, c.opts.Created, c.opts.Model)
+	return true
+}
+
+func (c *convCore) delta(field, text string) {
+	role := c.start()
+	c.buf = c.head.AppendDelta(c.buf, field, text, role)
+}
+
+// finish writes a finish chunk with the mapped finish reason and, when usage
+// holds token counts, the OpenAI usage object.
+func (c *convCore) finish(reason string, usage gjson.Result) {
+	role := c.start()
+	var u []byte
+	c.scratch, u = appendUsage(c.scratch[:0], usage)
+	c.buf = c.head.AppendFinish(c.buf, mapFinishReason(reason), role, u)
+}
+
+// end writes the meta-only event (when there is meta) and [DONE], once.
+func (c *convCore) end() {
+	if c.ended {
+		return
+	}
+	c.ended = true
+	c.hustle.AppendTo(&c.meta, c.opts.HustleSummary)
+	if !c.meta.Empty() {
+		c.scratch = c.meta.AppendJSON(c.scratch[:0])
+		c.buf = AppendBareMeta(c.buf, c.scratch)
+	}
+	c.buf = append(c.buf, DoneEvent...)
+}
+
+// flush writes the events built since the last flush in one Write.
+func (c *convCore) flush() error {
+	if c.err != nil {
+		return c.err
+	}
+	if len(c.buf) == 0 {
+		return nil
+	}
+	if _, err := c.out.Write(c.buf); err != nil {
+		c.err = err
+	}
+	c.buf = c.buf[:0]
+	return c.err
+}
+
+// mapFinishReason maps an AI SDK finish reason to OpenAI's: tool-calls and
+// content-filter get underscores, a missing one is "stop", others stay.
+func mapFinishReason(r string) string {
+	switch r {
+	case "tool-calls":
+		return "tool_calls"
+	case "content-filter":
+		return "content_filter"
+	case "":
+		return "stop"
+	}
+	return r
+}
+
+// appendUsage appends OpenAI's usage object built from an AI SDK usage
+// object: prompt_tokens from promptTokens, prompt_tokens or inputTokens;
+// completion_tokens from completionTokens, completion_tokens or outputTokens;
+// total_tokens from totalTokens or total_tokens, else their sum. It returns
+// the grown dst and the usage bytes, or nil when usage is not an object with
+// at least one of those numbers.
+func appendUsage(dst []byte, usage gjson.Result) ([]byte, []byte) {
+	if !usage.IsObject() {
+		return dst, nil
+	}
+	var p, c, t int64
+	var hasP, hasC, hasT bool
+	usage.ForEach(func(k, v gjson.Result) bool {
+		if v.Type != gjson.Number {
+			return true
+		}
+		switch k.Str {
+		case "promptTokens", "prompt_tokens", "inputTokens":
+			if !hasP {
+				p, hasP = int64(v.Num), true
+			}
+		case "completionTokens", "completion_tokens", "outputTokens":
+			if !hasC {
+				c, hasC = int64(v.Num), true
+			}
+		case "totalTokens", "total_tokens":
+			if !hasT {
+				t, hasT = int64(v.Num), true
+			}
+		}
+		return true
+	})
+	if !hasP && !hasC && !hasT {
+		return dst, nil
+	}
+	if !hasT {
+		t = p + c
+	}
+	start := len(dst)
+	dst = append(dst, `{"prompt_tokens":`...)
+	dst = strconv.AppendInt(dst, p, 10)
+	dst = append(dst, `,"completion_tokens":`...)
+	dst = strconv.AppendInt(dst, c, 10)
+	dst = append(dst, `,"total_tokens":`...)
+	dst = strconv.AppendInt(dst, t, 10)
+	dst = append(dst, '}')
+	return dst, dst[start:]
+}
