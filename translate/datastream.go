@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -87,7 +89,7 @@ func (c *DataStreamConverter) Write(p []byte) (int, error) {
 			c.line = c.line[:0]
 			c.tooLong()
 		default:
-			c.line = append(c.line, seg...)
+			c.line = c.appendLine(seg)
 			c.handleLine(c.line)
 			c.line = c.line[:0]
 		}
@@ -109,7 +111,18 @@ func (c *DataStreamConverter) keep(p []byte) {
 		c.skipping = true
 		return
 	}
-	c.line = append(c.line, p...)
+	c.line = c.appendLine(p)
+}
+
+// appendLine appends p to the unfinished line, growing its storage no further
+// than max+1 bytes.
+func (c *DataStreamConverter) appendLine(p []byte) []byte {
+	if n := len(c.line) + len(p); n > cap(c.line) {
+		grown := make([]byte, len(c.line), min(max(n, 2*cap(c.line), 256), c.max+1))
+		copy(grown, c.line)
+		c.line = grown
+	}
+	return append(c.line, p...)
 }
 
 // Close ends the stream: the last line, if it had no line end, is converted,
@@ -166,59 +179,80 @@ func (c *DataStreamConverter) handleLine(line []byte) {
 		c.malformed("llm_meta: data stream part with invalid JSON skipped")
 		return
 	}
-	v := gjson.Parse(val)
-	ok := true
-	switch code {
-	case '0':
-		if ok = v.Type == gjson.String; ok {
-			c.delta("content", v.Str)
-		}
-	case 'g':
-		if ok = v.Type == gjson.String; ok {
-			c.delta("reasoning_content", v.Str)
-		}
-	case '2', '8':
-		if ok = v.IsArray(); ok {
-			v.ForEach(func(_, e gjson.Result) bool {
-				c.hustle.AddElement(unsafeBytes(e.Raw))
-				return true
-			})
-		}
-	case '9', 'b':
-		var name gjson.Result
-		if v.IsObject() {
-			name = v.Get("toolName")
-		}
-		if ok = name.Type == gjson.String; ok {
-			c.addTool(name.Str)
-		}
-	case '3':
-		if ok = v.Type == gjson.String; ok {
-			c.buf = AppendErrorEvent(c.buf, v.Str)
-		}
-	case 'f':
-		var id gjson.Result
-		if v.IsObject() {
-			id = v.Get("messageId")
-		}
-		if ok = id.Type == gjson.String; ok {
-			c.announce(id.Str)
-		}
-	case 'd':
-		if ok = v.IsObject(); ok {
-			reason := v.Get("finishReason")
-			c.finish(reason.Str, v.Get("usage"))
-		}
-	default:
-		c.count(true)
-		c.debug(skipMessages[codeIndex(code)])
-		return
-	}
-	if !ok {
+	switch c.part(code, val) {
+	case partWrongType:
 		c.malformed("llm_meta: data stream part of the wrong JSON type skipped")
-		return
+	case partIgnored:
+		c.malformed(skipMessages[codeIndex(code)])
+	default:
+		c.count(false)
 	}
-	c.count(false)
+}
+
+const (
+	partConverted = iota
+	partWrongType // the JSON has the wrong type for the code
+	partIgnored   // the code has no OpenAI equivalent
+)
+
+// part converts one part whose JSON is valid.
+func (c *DataStreamConverter) part(code byte, val string) int {
+	switch code {
+	case '0', 'g', '3':
+		// Text is decoded here rather than by gjson, which would allocate
+		// for every string with an escape in it.
+		text, ok := c.text(val)
+		if !ok {
+			return partWrongType
+		}
+		switch code {
+		case '0':
+			c.delta("content", text)
+		case 'g':
+			c.delta("reasoning_content", text)
+		default:
+			c.buf = AppendErrorEvent(c.buf, text)
+		}
+		return partConverted
+	case '2', '8', '9', 'b', 'f', 'd':
+	default:
+		return partIgnored
+	}
+	v := gjson.Parse(val)
+	switch code {
+	case '2', '8':
+		if !v.IsArray() {
+			return partWrongType
+		}
+		v.ForEach(func(_, e gjson.Result) bool {
+			c.hustle.AddElement(unsafeBytes(e.Raw))
+			return true
+		})
+	case '9', 'b':
+		if !v.IsObject() {
+			return partWrongType
+		}
+		name := v.Get("toolName")
+		if name.Type != gjson.String {
+			return partWrongType
+		}
+		c.addTool(name.Str)
+	case 'f':
+		if !v.IsObject() {
+			return partWrongType
+		}
+		id := v.Get("messageId")
+		if id.Type != gjson.String {
+			return partWrongType
+		}
+		c.announce(id.Str)
+	case 'd':
+		if !v.IsObject() {
+			return partWrongType
+		}
+		c.finish(v.Get("finishReason").Str, v.Get("usage"))
+	}
+	return partConverted
 }
 
 func (c *DataStreamConverter) malformed(msg string) {
@@ -269,6 +303,7 @@ type convCore struct {
 	started bool   // a chunk has been written: the head is fixed, the role given
 
 	buf     []byte // events produced by the current Write
+	str     []byte // a decoded JSON string with escapes
 	scratch []byte // usage and meta being built
 	err     error  // the output's first error, sticky
 	ended   bool   // the meta-only event and [DONE] have been written
@@ -431,4 +466,191 @@ func appendUsage(dst []byte, usage gjson.Result) ([]byte, []byte) {
 	dst = strconv.AppendInt(dst, t, 10)
 	dst = append(dst, '}')
 	return dst, dst[start:]
+}
+
+// text returns the text of raw, a valid JSON value, when it is a string. The
+// text is a view of raw, or of c.str when raw has escapes: it is only valid
+// until the next call.
+func (c *convCore) text(raw string) (string, bool) {
+	raw = trimJSONSpace(raw)
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	lit := raw[1 : len(raw)-1]
+	if strings.IndexByte(lit, '\\') < 0 {
+		return lit, true
+	}
+	c.str = appendUnescaped(c.str[:0], lit)
+	return unsafeString(c.str), true
+}
+
+func isJSONSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
+
+func trimJSONSpace(s string) string {
+	for len(s) > 0 && isJSONSpace(s[0]) {
+		s = s[1:]
+	}
+	for len(s) > 0 && isJSONSpace(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// appendUnescaped appends the text of lit, the inside of a valid JSON string
+// literal, decoded as encoding/json does: a \u escape of a surrogate that is
+// not part of a pair becomes U+FFFD. Bytes that are not valid UTF-8 are kept;
+// appendJSONString replaces them when the text is written out again.
+func appendUnescaped(dst []byte, lit string) []byte {
+	for i := 0; i < len(lit); {
+		j := strings.IndexByte(lit[i:], '\\')
+		if j < 0 {
+			return append(dst, lit[i:]...)
+		}
+		dst = append(dst, lit[i:i+j]...)
+		i += j
+		if i+1 >= len(lit) {
+			return dst // cannot happen in a valid literal
+		}
+		e := lit[i+1]
+		i += 2
+		switch e {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, ok := hex4(lit, i)
+			if !ok {
+				return dst
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2, ok := rune(0), false
+				if i+6 <= len(lit) && lit[i] == '\\' && lit[i+1] == 'u' {
+					r2, ok = hex4(lit, i+2)
+				}
+				if d := utf16.DecodeRune(r, r2); ok && d != utf8.RuneError {
+					r = d
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			dst = utf8.AppendRune(dst, r)
+		default: // '"', '\\', '/'
+			dst = append(dst, e)
+		}
+	}
+	return dst
+}
+
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// objectValue returns the raw JSON value of key at the top level of obj, a
+// valid JSON object, or "" when obj has no such key. Unlike gjson it never
+// decodes the strings it passes over, so it costs no allocation.
+func objectValue(obj, key string) string {
+	i := skipJSONSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return ""
+	}
+	i++
+	for {
+		i = skipJSONSpace(obj, i)
+		if i >= len(obj) || obj[i] != '"' {
+			return ""
+		}
+		kEnd := skipJSONString(obj, i)
+		k := obj[i+1 : kEnd-1]
+		i = skipJSONSpace(obj, kEnd)
+		if i >= len(obj) || obj[i] != ':' {
+			return ""
+		}
+		i = skipJSONSpace(obj, i+1)
+		vEnd := skipJSONValue(obj, i)
+		if k == key || strings.IndexByte(k, '\\') >= 0 && string(appendUnescaped(nil, k)) == key {
+			return obj[i:vEnd]
+		}
+		i = skipJSONSpace(obj, vEnd)
+		if i >= len(obj) || obj[i] != ',' {
+			return ""
+		}
+		i++
+	}
+}
+
+func skipJSONSpace(s string, i int) int {
+	for i < len(s) && isJSONSpace(s[i]) {
+		i++
+	}
+	return i
+}
+
+// skipJSONString returns the index after the string literal starting at s[i].
+func skipJSONString(s string, i int) int {
+	for i++; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(s)
+}
+
+// skipJSONValue returns the index after the JSON value starting at s[i].
+func skipJSONValue(s string, i int) int {
+	if i >= len(s) {
+		return i
+	}
+	switch s[i] {
+	case '"':
+		return skipJSONString(s, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(s); i++ {
+			switch s[i] {
+			case '"':
+				i = skipJSONString(s, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(s)
+	}
+	for i < len(s) && s[i] != ',' && s[i] != '}' && s[i] != ']' && !isJSONSpace(s[i]) {
+		i++
+	}
+	return i
 }

@@ -129,26 +129,31 @@ func (c *UIStreamConverter) event(data []byte) {
 		c.debug("llm_meta: UI message stream event that is not JSON skipped")
 		return
 	}
-	v := gjson.Parse(s)
-	var typ gjson.Result
-	if v.IsObject() {
-		typ = v.Get("type")
-	}
-	if typ.Type != gjson.String || !isUIPartType(typ.Str) {
+	// type and delta are read without gjson, which would allocate for every
+	// delta with an escape in it; the other parts are rare.
+	typ, ok := c.text(objectValue(s, "type"))
+	if !ok || !isUIPartType(typ) {
 		c.count(true)
 		c.debug("llm_meta: UI message stream event of unknown type skipped")
 		return
 	}
 	c.count(false)
-	switch t := typ.Str; t {
+	switch typ {
 	case "text-delta":
-		if d := v.Get("delta"); d.Type == gjson.String {
-			c.delta("content", d.Str)
+		if d, ok := c.text(objectValue(s, "delta")); ok {
+			c.delta("content", d)
 		}
+		return
 	case "reasoning-delta":
-		if d := v.Get("delta"); d.Type == gjson.String {
-			c.delta("reasoning_content", d.Str)
+		if d, ok := c.text(objectValue(s, "delta")); ok {
+			c.delta("reasoning_content", d)
 		}
+		return
+	case "start-step", "finish-step", "text-start", "text-end", "tool-input-delta":
+		return // the most frequent parts that give nothing
+	}
+	v := gjson.Parse(s)
+	switch typ {
 	case "tool-input-start", "tool-input-available", "tool-call":
 		if n := v.Get("toolName"); n.Type == gjson.String {
 			c.addTool(n.Str)
@@ -166,7 +171,7 @@ func (c *UIStreamConverter) event(data []byte) {
 		}
 		c.finish(v.Get("finishReason").Str, usage)
 	default:
-		if strings.HasPrefix(t, "data-") {
+		if strings.HasPrefix(typ, "data-") {
 			d := v.Get("data")
 			if d.IsArray() {
 				d.ForEach(func(_, e gjson.Result) bool {
