@@ -28,11 +28,17 @@ const defaultMaxLine = 1 << 20
 // written. The final meta chunk is not the converter's business: the SSE
 // rewriter that reads its output withholds the meta-only event and writes it.
 //
+// Lines end in LF or CRLF; blank lines are skipped; a BOM before the first
+// line is ignored. A malformed line (no CODE: prefix, invalid JSON, JSON of
+// the wrong type for its code) is skipped and the conversion goes on.
+//
 // Counting (ConvertOptions.Stats): Events counts every non-blank line read,
-// Skipped the lines that produced nothing (malformed lines, codes without an
-// OpenAI equivalent), Oversize the lines longer than MaxLine (also in
-// Skipped). Memory stays bounded by MaxLine: a longer line is dropped as it
-// arrives.
+// Skipped the malformed lines and the parts the conversion ignores (codes a,
+// c, e, h, i, j, k and unknown codes), Oversize the lines longer than MaxLine
+// (also in Skipped). Memory stays bounded by MaxLine: a longer line is
+// dropped as it arrives, never held whole.
+//
+// Writes after Close are ignored.
 //
 // A converter is not safe for concurrent use.
 type DataStreamConverter struct {
