@@ -1,0 +1,256 @@
+package translate
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+)
+
+// Hustle collects the data elements of a stream (SPEC 5.1: the elements of
+// data stream parts 2 and 8, the data of UI stream data-* parts) for
+// meta.hustle. The five kinds Agent Hustle sends (reasoning, intent_context,
+// dev_tools_info, path_info, token_usage) are kept as they came, a later one
+// replacing an earlier one of the same kind; any other element is appended
+// to data, up to MaxHustleData.
+//
+// The zero value is empty and ready to use.
+type Hustle struct {
+	kinds [numHustleKinds][]byte // raw JSON per kind, nil when absent
+	order [numHustleKinds]int8   // kinds in first-seen order
+	n     int                    // kinds seen
+	data  [][]byte               // other elements, raw JSON
+}
+
+// MaxHustleData is the most elements meta.hustle.data keeps; later ones are
+// dropped.
+const MaxHustleData = 64
+
+const (
+	hustleReasoning = iota
+	hustleIntentContext
+	hustleDevToolsInfo
+	hustlePathInfo
+	hustleTokenUsage
+	numHustleKinds
+)
+
+var hustleKindNames = [numHustleKinds]string{
+	"reasoning", "intent_context", "dev_tools_info", "path_info", "token_usage",
+}
+
+func hustleKind(t string) int {
+	for i, k := range hustleKindNames {
+		if k == t {
+			return i
+		}
+	}
+	return -1
+}
+
+// AddElement takes one data element, raw JSON. raw is copied. An element
+// that is not valid JSON is ignored.
+func (h *Hustle) AddElement(raw []byte) {
+	raw = bytes.TrimSpace(raw)
+	s := unsafeString(raw)
+	if !gjson.Valid(s) {
+		return
+	}
+	if len(raw) > 0 && raw[0] == '{' {
+		if t := gjson.Get(s, "type"); t.Type == gjson.String {
+			if k := hustleKind(t.Str); k >= 0 {
+				if h.kinds[k] == nil {
+					h.order[h.n] = int8(k)
+					h.n++
+				}
+				h.kinds[k] = append(h.kinds[k][:0], raw...)
+				return
+			}
+		}
+	}
+	if len(h.data) >= MaxHustleData {
+		return
+	}
+	h.data = append(h.data, append([]byte(nil), raw...))
+}
+
+// Empty reports whether no element came.
+func (h *Hustle) Empty() bool { return h.n == 0 && len(h.data) == 0 }
+
+// Reset empties h.
+func (h *Hustle) Reset() { *h = Hustle{} }
+
+// AppendTo sets m's hustle key to an object holding the kinds in first-seen
+// order, then "data":[...] when other elements came. Nothing is set when h is
+// empty. When summary is true, h holds any of the five kinds, and m has no
+// structured_result, it also sets structured_result to the key_value summary
+// of SPEC 5.1 (when that summary has at least one entry).
+func (h *Hustle) AppendTo(m *Meta, summary bool) {
+	if h.Empty() {
+		return
+	}
+	b := make([]byte, 0, h.size())
+	b = append(b, '{')
+	for i := 0; i < h.n; i++ {
+		k := h.order[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, hustleKindNames[k])
+		b = append(b, ':')
+		b = append(b, h.kinds[k]...)
+	}
+	if len(h.data) > 0 {
+		if h.n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `"data":[`...)
+		for i, e := range h.data {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, e...)
+		}
+		b = append(b, ']')
+	}
+	b = append(b, '}')
+	m.Set(KeyHustle, b)
+	if summary && h.n > 0 && !m.Has(KeyStructuredResult) {
+		if sr := h.appendSummary(nil); sr != nil {
+			m.Set(KeyStructuredResult, sr)
+		}
+	}
+}
+
+func (h *Hustle) size() int {
+	n := 16
+	for _, k := range h.kinds {
+		n += len(k) + 20
+	}
+	for _, e := range h.data {
+		n += len(e) + 1
+	}
+	return n
+}
+
+func (h *Hustle) kind(k int) gjson.Result {
+	if h.kinds[k] == nil {
+		return gjson.Result{}
+	}
+	return gjson.ParseBytes(h.kinds[k])
+}
+
+// appendSummary appends the key_value summary of SPEC 5.1, or returns nil
+// when it would have no entry. Each entry is there only when its source is
+// present: not missing, not null, not an empty string or list.
+func (h *Hustle) appendSummary(dst []byte) []byte {
+	reasoning := h.kind(hustleReasoning)
+	intent := h.kind(hustleIntentContext)
+	devTools := h.kind(hustleDevToolsInfo)
+	tokens := h.kind(hustleTokenUsage)
+	if !tokens.Exists() {
+		tokens = h.kind(hustlePathInfo)
+	}
+
+	start := len(dst)
+	dst = append(dst, `{"type":"key_value","entries":[`...)
+	entries := 0
+	add := func(key, value string) {
+		if value == "" {
+			return
+		}
+		if entries > 0 {
+			dst = append(dst, ',')
+		}
+		entries++
+		dst = append(dst, `{"key":`...)
+		dst = appendJSONString(dst, key)
+		dst = append(dst, `,"value":`...)
+		dst = appendJSONString(dst, value)
+		dst = append(dst, '}')
+	}
+
+	activeIntent := summaryText(reasoning.Get("activeIntent"))
+	if activeIntent == "" {
+		activeIntent = summaryText(intent.Get("intentContext.activeIntent"))
+	}
+	add("Intent", activeIntent)
+	add("Reasoning", summaryText(reasoning.Get("thinking")))
+	categories := summaryList(devTools.Get("qualifiedCategories"))
+	if categories == "" {
+		categories = summaryList(reasoning.Get("categories"))
+	}
+	add("Categories", categories)
+	add("Networks", summaryList(reasoning.Get("networks")))
+	add("Confidence", summaryText(reasoning.Get("confidence")))
+	add("Available tools", summaryText(devTools.Get("toolCount")))
+	in, out := summaryText(tokens.Get("tokensIn")), summaryText(tokens.Get("tokensOut"))
+	switch {
+	case in != "" && out != "":
+		add("Tokens", in+" in / "+out+" out")
+	case in != "":
+		add("Tokens", in+" in")
+	case out != "":
+		add("Tokens", out+" out")
+	}
+	if cost := summaryText(tokens.Get("costUsd")); cost != "" {
+		add("Cost", "$"+cost)
+	}
+	if entries == 0 {
+		return nil
+	}
+	dst = append(dst, "]}"...)
+	return dst[start:]
+}
+
+// summaryText is a value as the summary shows it: strings as they are,
+// numbers as their shortest decimal (integers exactly as written), other
+// values by the rule of SPEC 4.1; "" when missing or null.
+func summaryText(v gjson.Result) string {
+	switch v.Type {
+	case gjson.Null:
+		return ""
+	case gjson.Number:
+		return formatNumber(v)
+	}
+	return valueAsString(v)
+}
+
+// formatNumber writes a JSON number as its shortest decimal, never in
+// exponent form; an integer literal is kept as written, so that counts
+// above 2^53 stay exact.
+func formatNumber(v gjson.Result) string {
+	raw := v.Raw
+	isInt := raw != ""
+	for i := 0; i < len(raw); i++ {
+		if c := raw[i]; (c < '0' || c > '9') && !(i == 0 && c == '-') {
+			isInt = false
+			break
+		}
+	}
+	if isInt {
+		return raw
+	}
+	return strconv.FormatFloat(v.Num, 'f', -1, 64)
+}
+
+// summaryList joins the items of an array with ", ", skipping empty ones;
+// "" when v is not an array or has no item to show.
+func summaryList(v gjson.Result) string {
+	if !v.IsArray() {
+		return ""
+	}
+	var b []byte
+	v.ForEach(func(_, e gjson.Result) bool {
+		s := summaryText(e)
+		if s == "" {
+			return true
+		}
+		if len(b) > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, s...)
+		return true
+	})
+	return string(b)
+}

@@ -1,0 +1,197 @@
+package translate
+
+import (
+	"bytes"
+	"io"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// UIStreamConverter turns an AI SDK UI message stream v1 (SPEC 5.2: SSE
+// events whose data is a {"type":...} object) into OpenAI
+// chat-completion-chunk SSE events.
+//
+// Like DataStreamConverter it is an io.Writer fed with the upstream body in
+// pieces of any size, converts each event as soon as its blank line has been
+// read, and writes what one Write produced in one Write. At data: [DONE], or
+// at Close when the upstream sent none, it writes the meta-only event
+// data: {"meta":{...}} (only when there is meta) and data: [DONE], once;
+// anything after the upstream's [DONE] is ignored.
+//
+// Part mapping: text-delta and reasoning-delta become content and
+// reasoning_content chunks; tool-input-start, tool-input-available and
+// tool-call add toolName to tools_used; data-* parts hand their data (each
+// element of an array) to Hustle; error becomes the error event with
+// errorText, else message, else error.message or a string error; start
+// gives the message id; finish becomes the finish chunk with finishReason
+// (default stop) and, when given, usage from messageMetadata.usage or usage
+// (inputTokens/promptTokens/prompt_tokens become prompt_tokens,
+// outputTokens/completionTokens/completion_tokens completion_tokens,
+// totalTokens/total_tokens total_tokens, else their sum). Other parts give
+// nothing.
+//
+// Counting (ConvertOptions.Stats): Events counts the events with data
+// ([DONE] included), Skipped those that are not a JSON object with a string
+// type of the UI message stream, and those longer than MaxLine, which are
+// also counted in Oversize and dropped as they arrive.
+type UIStreamConverter struct {
+	convCore
+	split       SSESplitter
+	dataScratch []byte
+}
+
+// NewUIStreamConverter returns a converter writing to out.
+func NewUIStreamConverter(out io.Writer, opts ConvertOptions) *UIStreamConverter {
+	c := &UIStreamConverter{}
+	c.init(out, opts)
+	c.split.Max = opts.MaxLine
+	if c.split.Max <= 0 {
+		c.split.Max = defaultMaxLine
+	}
+	return c
+}
+
+// Meta returns the meta derived so far: tools_used while the stream runs,
+// plus hustle and structured_result once it has ended.
+func (c *UIStreamConverter) Meta() *Meta { return &c.meta }
+
+// Write converts every event p completes. It returns len(p), nil unless the
+// output failed; that error is then returned by every later call.
+func (c *UIStreamConverter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	if c.ended {
+		return len(p), nil
+	}
+	c.buf = c.buf[:0]
+	c.split.Feed(p, (*uiHandler)(c))
+	if err := c.flush(); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Close ends the stream: an unterminated last event is converted, then, when
+// the upstream sent no [DONE], the meta-only event and [DONE] are written.
+func (c *UIStreamConverter) Close() error {
+	if c.err != nil || c.ended {
+		return c.err
+	}
+	c.buf = c.buf[:0]
+	c.split.Close((*uiHandler)(c))
+	c.end()
+	return c.flush()
+}
+
+// uiHandler is the converter seen as the splitter's SSEHandler, so that
+// Event and Oversize stay out of the converter's API.
+type uiHandler UIStreamConverter
+
+func (h *uiHandler) Event(raw []byte) {
+	c := (*UIStreamConverter)(h)
+	if c.ended {
+		return
+	}
+	var data []byte
+	var ok bool
+	data, ok, c.dataScratch = EventData(raw, c.dataScratch)
+	if !ok {
+		return // comments and events without data give nothing
+	}
+	c.event(data)
+}
+
+func (h *uiHandler) Oversize(_ []byte, first bool) {
+	c := (*UIStreamConverter)(h)
+	if !first || c.ended {
+		return
+	}
+	c.count(true)
+	if s := c.opts.Stats; s != nil {
+		s.Oversize++
+	}
+	c.debug("llm_meta: UI message stream event longer than max_event_bytes skipped")
+}
+
+var doneData = []byte("[DONE]")
+
+func (c *UIStreamConverter) event(data []byte) {
+	if bytes.Equal(bytes.TrimSpace(data), doneData) {
+		c.count(false)
+		c.end()
+		return
+	}
+	s := unsafeString(data)
+	if !gjson.Valid(s) {
+		c.count(true)
+		c.debug("llm_meta: UI message stream event that is not JSON skipped")
+		return
+	}
+	// type and delta are read without gjson, which would allocate for every
+	// delta with an escape in it; the other parts are rare.
+	typ, ok := c.text(objectValue(s, "type"))
+	if !ok || !isUIPartType(typ) {
+		c.count(true)
+		c.debug("llm_meta: UI message stream event of unknown type skipped")
+		return
+	}
+	c.count(false)
+	switch typ {
+	case "text-delta":
+		if d, ok := c.text(objectValue(s, "delta")); ok {
+			c.delta("content", d)
+		}
+		return
+	case "reasoning-delta":
+		if d, ok := c.text(objectValue(s, "delta")); ok {
+			c.delta("reasoning_content", d)
+		}
+		return
+	case "start-step", "finish-step", "text-start", "text-end", "tool-input-delta":
+		return // the most frequent parts that give nothing
+	}
+	v := gjson.Parse(s)
+	switch typ {
+	case "tool-input-start", "tool-input-available", "tool-call":
+		if n := v.Get("toolName"); n.Type == gjson.String {
+			c.addTool(n.Str)
+		}
+	case "error":
+		c.buf = AppendErrorEvent(c.buf, uiErrorMessage(v))
+	case "start":
+		if id := v.Get("messageId"); id.Type == gjson.String {
+			c.announce(id.Str)
+		}
+	case "finish":
+		usage := v.Get("messageMetadata.usage")
+		if !usage.IsObject() {
+			usage = v.Get("usage")
+		}
+		c.finish(v.Get("finishReason").Str, usage)
+	default:
+		if strings.HasPrefix(typ, "data-") {
+			d := v.Get("data")
+			if d.IsArray() {
+				d.ForEach(func(_, e gjson.Result) bool {
+					c.hustle.AddElement(unsafeBytes(e.Raw))
+					return true
+				})
+			} else if d.Exists() {
+				c.hustle.AddElement(unsafeBytes(d.Raw))
+			}
+		}
+	}
+}
+
+// uiErrorMessage is the message of an error part: errorText, else message,
+// else error.message or error when a string, else a fixed text.
+func uiErrorMessage(v gjson.Result) string {
+	for _, path := range [...]string{"errorText", "message", "error.message", "error"} {
+		if m := v.Get(path); m.Type == gjson.String {
+			return m.Str
+		}
+	}
+	return "An error occurred."
+}
