@@ -6,4 +6,5 @@ package llmmeta
 
 import (
 	_ "github.com/llm-meta/llm_meta/caddymodule"
+	_ "github.com/llm-meta/llm_meta/demogateway"
 )
