@@ -376,6 +376,9 @@ func (d *ReplyStream) Feed(delta string) string {
 		}
 		d.structured = true
 		d.state = stExpectKey
+		if c := 1024; d.maxBytes <= 0 || d.maxBytes >= c {
+			d.raw = make([]byte, 0, c) // a typical whole answer, grown when longer
+		}
 		d.capture(unsafeString(d.ws))
 		d.ws = nil
 		d.capture(delta)

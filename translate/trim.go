@@ -33,9 +33,11 @@ import (
 
 // trimMsg is one message as trimming sees it.
 type trimMsg struct {
-	raw  string
-	size int
-	unit int // -1: never removed (system, developer)
+	raw    string
+	role   string
+	callID string // tool_call_id of a tool message
+	size   int
+	unit   int // -1: never removed (system, developer); -2: not yet grouped
 }
 
 // TrimPrompt trims a chat request body's messages to maxChars code points
@@ -54,7 +56,10 @@ func TrimPrompt(body []byte, maxChars int) (out []byte, trimmedTo int64, trimmed
 	msgs := make([]trimMsg, len(all))
 	total := 0
 	for i, m := range all {
-		msgs[i] = trimMsg{raw: m.Raw, size: messageSize(m), unit: -2}
+		msgs[i] = trimMsg{raw: m.Raw, role: m.Get("role").Str, size: messageSize(m), unit: -2}
+		if msgs[i].role == "tool" {
+			msgs[i].callID = m.Get("tool_call_id").Str
+		}
 		total += msgs[i].size
 	}
 	if total <= maxChars {
@@ -71,7 +76,7 @@ func TrimPrompt(body []byte, maxChars int) (out []byte, trimmedTo int64, trimmed
 		if msgs[i].unit != -2 {
 			continue // already claimed by its assistant
 		}
-		role := m.Get("role").Str
+		role := msgs[i].role
 		switch {
 		case role == "system" || role == "developer":
 			msgs[i].unit = -1
@@ -79,10 +84,10 @@ func TrimPrompt(body []byte, maxChars int) (out []byte, trimmedTo int64, trimmed
 		case role == "assistant":
 			u := newUnit()
 			msgs[i].unit = u
-			if calls := m.Get("tool_calls"); calls.IsArray() && len(calls.Array()) > 0 {
-				claimAnswers(all, msgs, i, u, "tool", calls)
+			if calls := m.Get("tool_calls"); calls.IsArray() && calls.Get("#").Int() > 0 {
+				claimAnswers(msgs, i, u, "tool", calls)
 			} else if m.Get("function_call").IsObject() {
-				claimAnswers(all, msgs, i, u, "function", gjson.Result{})
+				claimAnswers(msgs, i, u, "function", gjson.Result{})
 			}
 		default:
 			msgs[i].unit = newUnit()
@@ -136,7 +141,7 @@ func TrimPrompt(body []byte, maxChars int) (out []byte, trimmedTo int64, trimmed
 // claimAnswers puts into unit u the messages of role answerRole that answer
 // the assistant message at index i: those directly following it, and (for
 // tool calls) any later one whose tool_call_id is one of calls' ids.
-func claimAnswers(all []gjson.Result, msgs []trimMsg, i, u int, answerRole string, calls gjson.Result) {
+func claimAnswers(msgs []trimMsg, i, u int, answerRole string, calls gjson.Result) {
 	var ids []string
 	calls.ForEach(func(_, c gjson.Result) bool {
 		if id := c.Get("id"); id.Type == gjson.String && id.Str != "" {
@@ -145,28 +150,27 @@ func claimAnswers(all []gjson.Result, msgs []trimMsg, i, u int, answerRole strin
 		return true
 	})
 	following := true
-	for j := i + 1; j < len(all); j++ {
-		role := all[j].Get("role").Str
-		if role != answerRole {
+	for j := i + 1; j < len(msgs); j++ {
+		if !following && len(ids) == 0 {
+			return
+		}
+		m := &msgs[j]
+		if m.role != answerRole {
 			following = false
-			if len(ids) == 0 {
-				return
-			}
 			continue
 		}
-		if msgs[j].unit != -2 {
-			continue
+		if m.unit != -2 {
+			continue // claimed by an earlier assistant
 		}
-		if following {
-			msgs[j].unit = u
-			continue
-		}
-		id := all[j].Get("tool_call_id").Str
+		claimed := following
 		for _, want := range ids {
-			if id == want {
-				msgs[j].unit = u
+			if m.callID == want {
+				claimed = true
 				break
 			}
+		}
+		if claimed {
+			m.unit = u
 		}
 	}
 }
