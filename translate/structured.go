@@ -68,7 +68,7 @@ func buildStructuredResponseFormat() []byte {
 	return b
 }
 
-var errNotObject = errors.New("request body is not a JSON object")
+var errStructuredNotObject = errors.New("request body is not a JSON object")
 
 // ApplyStructuredRequest adds the json_schema response_format and the
 // instruction ("" = DefaultStructuredInstruction) to a chat request body.
@@ -79,11 +79,11 @@ var errNotObject = errors.New("request body is not a JSON object")
 // byte of the body is kept; body itself is never modified.
 func ApplyStructuredRequest(body []byte, instruction string) ([]byte, error) {
 	if !gjson.ValidBytes(body) {
-		return nil, errNotObject
+		return nil, errStructuredNotObject
 	}
 	root := gjson.ParseBytes(body)
 	if !root.IsObject() {
-		return nil, errNotObject
+		return nil, errStructuredNotObject
 	}
 	if instruction == "" {
 		instruction = DefaultStructuredInstruction
@@ -96,7 +96,7 @@ func ApplyStructuredRequest(body []byte, instruction string) ([]byte, error) {
 	}
 	switch {
 	case !msgs.Exists():
-		out, err = sjson.SetRawBytes(out, "messages", systemMessage(nil, instruction, true))
+		out, err = sjson.SetRawBytes(out, "messages", structuredSystemMessage(nil, instruction, true))
 	case msgs.IsArray():
 		sysIndex, sysContent := -1, gjson.Result{}
 		i := 0
@@ -115,7 +115,7 @@ func ApplyStructuredRequest(body []byte, instruction string) ([]byte, error) {
 			}
 			out, err = sjson.SetRawBytes(out, "messages."+strconv.Itoa(sysIndex)+".content", appendJSONString(nil, text))
 		} else {
-			out, err = sjson.SetRawBytes(out, "messages", prependMessage(msgs.Raw, instruction))
+			out, err = sjson.SetRawBytes(out, "messages", prependSystemMessage(msgs.Raw, instruction))
 		}
 	}
 	if err != nil {
@@ -126,7 +126,7 @@ func ApplyStructuredRequest(body []byte, instruction string) ([]byte, error) {
 
 // systemMessage appends {"role":"system","content":text}, inside brackets
 // when array is set.
-func systemMessage(dst []byte, text string, array bool) []byte {
+func structuredSystemMessage(dst []byte, text string, array bool) []byte {
 	if array {
 		dst = append(dst, '[')
 	}
@@ -141,20 +141,20 @@ func systemMessage(dst []byte, text string, array bool) []byte {
 
 // prependMessage returns the JSON array raw with a system message first,
 // keeping the bytes of the other elements.
-func prependMessage(raw, text string) []byte {
+func prependSystemMessage(raw, text string) []byte {
 	open := strings.IndexByte(raw, '[')
 	rest := raw[open+1:]
 	dst := make([]byte, 0, len(raw)+len(text)+48)
 	dst = append(dst, '[')
-	dst = systemMessage(dst, text, false)
+	dst = structuredSystemMessage(dst, text, false)
 	if strings.TrimLeft(rest, " \t\r\n")[0] != ']' {
 		dst = append(dst, ',')
 	}
 	return append(dst, rest...)
 }
 
-// isJSONSpace reports JSON's insignificant white space.
-func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+// isReplySpace reports JSON's insignificant white space.
+func isReplySpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // SplitStructuredReply splits a whole structured reply: ok when content,
 // after leading and trailing white space, is a JSON object with a string
@@ -321,25 +321,25 @@ type ReplyStream struct {
 }
 
 const (
-	stUndecided   uint8 = iota // only white space so far
-	stPassthrough              // not structured: deltas pass unchanged
-	stExpectKey                // top level: after '{' or ','
-	stKey                      // inside a top-level key
-	stColon                    // after a key
-	stValue                    // after ':'
-	stReply                    // inside the reply string
-	stSkipString               // inside another top-level string value
-	stNested                   // inside a nested object or array
-	stScalar                   // inside a number or literal
-	stAfterValue               // after a top-level value
-	stDone                     // nothing more to show: reply read or object closed
-	stBroken                   // not JSON: nothing more to show
+	rsUndecided   uint8 = iota // only white space so far
+	rsPassthrough              // not structured: deltas pass unchanged
+	rsExpectKey                // top level: after '{' or ','
+	rsKey                      // inside a top-level key
+	rsColon                    // after a key
+	rsValue                    // after ':'
+	rsReply                    // inside the reply string
+	rsSkipString               // inside another top-level string value
+	rsNested                   // inside a nested object or array
+	rsScalar                   // inside a number or literal
+	rsAfterValue               // after a top-level value
+	rsDone                     // nothing more to show: reply read or object closed
+	rsBroken                   // not JSON: nothing more to show
 )
 
 // sinks of the string decoder
 const (
-	sinkKey = iota
-	sinkReply
+	rsSinkKey = iota
+	rsSinkReply
 )
 
 // NewReplyStream makes a decoder that keeps at most maxBytes of raw content
@@ -357,11 +357,11 @@ func (d *ReplyStream) Structured() bool { return d.structured }
 // itself in passthrough mode, "" while only white space has been seen.
 func (d *ReplyStream) Feed(delta string) string {
 	switch d.state {
-	case stPassthrough:
+	case rsPassthrough:
 		return delta
-	case stUndecided:
+	case rsUndecided:
 		i := 0
-		for i < len(delta) && isJSONSpace(delta[i]) {
+		for i < len(delta) && isReplySpace(delta[i]) {
 			i++
 		}
 		if i == len(delta) {
@@ -375,7 +375,7 @@ func (d *ReplyStream) Feed(delta string) string {
 			return d.passthrough(delta)
 		}
 		d.structured = true
-		d.state = stExpectKey
+		d.state = rsExpectKey
 		if c := 1024; d.maxBytes <= 0 || d.maxBytes >= c {
 			d.raw = make([]byte, 0, c) // a typical whole answer, grown when longer
 		}
@@ -385,7 +385,7 @@ func (d *ReplyStream) Feed(delta string) string {
 		return d.scan(delta, i+1)
 	default:
 		d.capture(delta)
-		if d.state >= stDone {
+		if d.state >= rsDone {
 			return ""
 		}
 		return d.scan(delta, 0)
@@ -395,7 +395,7 @@ func (d *ReplyStream) Feed(delta string) string {
 // passthrough switches to passthrough mode, returning the held white space
 // and delta.
 func (d *ReplyStream) passthrough(delta string) string {
-	d.state = stPassthrough
+	d.state = rsPassthrough
 	if len(d.ws) == 0 {
 		return delta
 	}
@@ -466,7 +466,7 @@ func (d *ReplyStream) keyRune(r rune) {
 }
 
 func (d *ReplyStream) put(sink int, s string) {
-	if sink == sinkReply {
+	if sink == rsSinkReply {
 		d.emitStr(s)
 	} else {
 		d.keyStr(s)
@@ -474,7 +474,7 @@ func (d *ReplyStream) put(sink int, s string) {
 }
 
 func (d *ReplyStream) putRune(sink int, r rune) {
-	if sink == sinkReply {
+	if sink == rsSinkReply {
 		d.emitRune(r)
 	} else {
 		d.keyRune(r)
@@ -490,79 +490,79 @@ func (d *ReplyStream) isReplyKey() bool {
 func (d *ReplyStream) scan(s string, i int) string {
 	d.out = d.out[:0]
 	d.run = ""
-	for i < len(s) && d.state < stDone {
+	for i < len(s) && d.state < rsDone {
 		c := s[i]
 		switch d.state {
-		case stExpectKey:
+		case rsExpectKey:
 			switch {
-			case isJSONSpace(c):
+			case isReplySpace(c):
 			case c == '"':
-				d.state, d.klen = stKey, 0
+				d.state, d.klen = rsKey, 0
 				d.startString()
 			case c == '}':
-				d.state = stDone
+				d.state = rsDone
 			default:
-				d.state = stBroken
+				d.state = rsBroken
 			}
 			i++
-		case stKey:
+		case rsKey:
 			var closed bool
-			if i, closed = d.str(s, i, sinkKey); closed {
-				d.state = stColon
+			if i, closed = d.str(s, i, rsSinkKey); closed {
+				d.state = rsColon
 			}
-		case stColon:
+		case rsColon:
 			switch {
-			case isJSONSpace(c):
+			case isReplySpace(c):
 			case c == ':':
-				d.state = stValue
+				d.state = rsValue
 			default:
-				d.state = stBroken
+				d.state = rsBroken
 			}
 			i++
-		case stValue:
+		case rsValue:
 			switch {
-			case isJSONSpace(c):
+			case isReplySpace(c):
 			case c == '"':
-				if d.isReplyKey() { // the first: stReply ends in stDone
-					d.state = stReply
+				if d.isReplyKey() { // the first: rsReply ends in rsDone
+					d.state = rsReply
 					d.startString()
 				} else {
-					d.state, d.skipEsc = stSkipString, false
+					d.state, d.skipEsc = rsSkipString, false
 				}
 			case c == '{' || c == '[':
-				d.state, d.depth, d.inStr, d.skipEsc = stNested, 1, false, false
+				d.state, d.depth, d.inStr, d.skipEsc = rsNested, 1, false, false
 			default:
-				d.state = stScalar
+				d.state = rsScalar
 			}
 			i++
-		case stReply:
+		case rsReply:
 			var closed bool
-			if i, closed = d.str(s, i, sinkReply); closed {
-				d.state = stDone
+			if i, closed = d.str(s, i, rsSinkReply); closed {
+				d.state = rsDone
 			}
-		case stSkipString:
+		case rsSkipString:
 			i = d.skipString(s, i)
-		case stNested:
+		case rsNested:
 			i = d.skipNested(s, i)
-		case stScalar:
+		case rsScalar:
 			switch {
 			case c == ',':
-				d.state = stExpectKey
+				d.state = rsExpectKey
 			case c == '}':
-				d.state = stDone
-			case isJSONSpace(c):
-				d.state = stAfterValue
+				d.state = rsDone
+			case isReplySpace(c):
+				d.state = rsAfterValue
 			}
 			i++
-		case stAfterValue:
+		case rsAfterValue:
 			switch {
-			case isJSONSpace(c):
+			case isReplySpace(c):
 			case c == ',':
-				d.state = stExpectKey
+				d.state = rsExpectKey
 			case c == '}':
-				d.state = stDone
+				d.state = rsDone
 			default:
-				d.state = stBroken
+				d.state = rsBroken
 			}
 			i++
 		}
@@ -590,7 +590,7 @@ func (d *ReplyStream) str(s string, i int, sink int) (int, bool) {
 	for i < len(s) {
 		if d.esc != 0 {
 			if !d.escByte(s[i], sink) {
-				d.state = stBroken
+				d.state = rsBroken
 				return len(s), false
 			}
 			i++
@@ -750,7 +750,7 @@ func (d *ReplyStream) skipString(s string, i int) int {
 		if c == '\\' {
 			d.skipEsc = true
 		} else if c == '"' {
-			d.state = stAfterValue
+			d.state = rsAfterValue
 			return i
 		}
 	}
@@ -780,7 +780,7 @@ func (d *ReplyStream) skipNested(s string, i int) int {
 			d.depth++
 		case '}', ']':
 			if d.depth--; d.depth == 0 {
-				d.state = stAfterValue
+				d.state = rsAfterValue
 				return i
 			}
 		}

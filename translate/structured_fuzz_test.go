@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// cutsFrom turns fuzzer bytes into delta boundaries: each byte is the length
+// replyCutsFrom turns fuzzer bytes into delta boundaries: each byte is the length
 // of the next delta (0 to 15: empty deltas included); the rest goes whole.
-func cutsFrom(n int, splits []byte) []int {
+func replyCutsFrom(n int, splits []byte) []int {
 	var cuts []int
 	p := 0
 	for _, b := range splits {
@@ -66,7 +66,7 @@ func FuzzReplyStream(f *testing.F) {
 			t.Fatalf("built invalid JSON %q: %v", content, err)
 		}
 		d := NewReplyStream(1 << 20)
-		got := feedPieces(t, d, content, cutsFrom(len(content), splits))
+		got := feedReplyPieces(t, d, content, replyCutsFrom(len(content), splits))
 		if got != want.Reply {
 			t.Fatalf("content %q: shown %q, want %q", content, got, want.Reply)
 		}
@@ -101,7 +101,7 @@ func FuzzReplyStreamEscapes(f *testing.F) {
 		}
 		content := `{"reply":"` + body + `","intent":"question"}`
 		d := NewReplyStream(0)
-		if got := feedPieces(t, d, content, cutsFrom(len(content), splits)); got != want {
+		if got := feedReplyPieces(t, d, content, replyCutsFrom(len(content), splits)); got != want {
 			t.Fatalf("content %q: shown %q, want %q", content, got, want)
 		}
 		if reply, _, ok := SplitStructuredReply(content); !ok || reply != want {

@@ -16,13 +16,13 @@ import (
 // The enums exactly as SPEC 7 lists them (kept here apart from the
 // package's own lists, so that a slip in either shows).
 var (
-	specIntents = []string{"question", "request", "task_delegation", "feedback", "complaint", "follow_up", "attachment_analysis"}
-	specTypes   = []string{"person", "organization", "location", "product", "project", "document", "event",
+	spec7Intents     = []string{"question", "request", "task_delegation", "feedback", "complaint", "follow_up", "attachment_analysis"}
+	spec7EntityTypes = []string{"person", "organization", "location", "product", "project", "document", "event",
 		"money", "date", "investor", "advisor", "metric", "technology", "tool", "service", "methodology",
 		"credential", "timeframe", "feature", "url", "email_address"}
 )
 
-func stringsOf(t *testing.T, r gjson.Result) []string {
+func schemaStrings(t *testing.T, r gjson.Result) []string {
 	t.Helper()
 	if !r.IsArray() {
 		t.Fatalf("not an array: %s", r.Raw)
@@ -54,7 +54,7 @@ func TestApplyStructuredRequestSchema(t *testing.T) {
 	if s.Get("type").Str != "object" {
 		t.Errorf("schema type = %s", s.Get("type").Raw)
 	}
-	if got := stringsOf(t, s.Get("required")); !reflect.DeepEqual(got, []string{"reply", "intent"}) {
+	if got := schemaStrings(t, s.Get("required")); !reflect.DeepEqual(got, []string{"reply", "intent"}) {
 		t.Errorf("required = %v", got)
 	}
 	p := s.Get("properties")
@@ -86,10 +86,10 @@ func TestApplyStructuredRequestSchema(t *testing.T) {
 	if !strings.Contains(strings.ToLower(p.Get("reply.description").Str), "markdown") {
 		t.Errorf("reply description does not say Markdown: %q", p.Get("reply.description").Str)
 	}
-	if got := stringsOf(t, p.Get("intent.enum")); !reflect.DeepEqual(got, specIntents) {
+	if got := schemaStrings(t, p.Get("intent.enum")); !reflect.DeepEqual(got, spec7Intents) {
 		t.Errorf("intent enum = %v", got)
 	}
-	if got := stringsOf(t, p.Get("entities.items.properties.type.enum")); !reflect.DeepEqual(got, specTypes) {
+	if got := schemaStrings(t, p.Get("entities.items.properties.type.enum")); !reflect.DeepEqual(got, spec7EntityTypes) {
 		t.Errorf("entity type enum = %v", got)
 	}
 	if p.Get("topics.minItems").Int() != 2 || p.Get("topics.maxItems").Int() != 4 {
@@ -316,9 +316,9 @@ func TestSplitStructuredReply(t *testing.T) {
 	}
 }
 
-// replyCases are contents for the stream decoder. Structured ones must
+// replyStreamCases are contents for the stream decoder. Structured ones must
 // decode to what encoding/json reads as the top-level "reply".
-var replyCases = []struct {
+var replyStreamCases = []struct {
 	name    string
 	content string
 }{
@@ -343,10 +343,10 @@ var replyCases = []struct {
 	{"fenced json", "```json\n{\"reply\":\"x\"}\n```"},
 }
 
-// wantStream is what the concatenated Feed output must be: the reply as
+// wantReplyStream is what the concatenated Feed output must be: the reply as
 // encoding/json decodes it for structured content, the content itself
 // otherwise.
-func wantStream(t testing.TB, content string) (want string, structured bool) {
+func wantReplyStream(t testing.TB, content string) (want string, structured bool) {
 	trimmed := strings.TrimLeft(content, " \t\r\n")
 	if !strings.HasPrefix(trimmed, "{") {
 		return content, false
@@ -364,9 +364,9 @@ func wantStream(t testing.TB, content string) (want string, structured bool) {
 	return reply, true
 }
 
-// feedPieces feeds content cut at the given offsets and returns the joined
+// feedReplyPieces feeds content cut at the given offsets and returns the joined
 // output. Each output must be valid UTF-8 when the content is.
-func feedPieces(t testing.TB, d *ReplyStream, content string, cuts []int) string {
+func feedReplyPieces(t testing.TB, d *ReplyStream, content string, cuts []int) string {
 	var sb strings.Builder
 	prev := 0
 	for _, c := range append(cuts, len(content)) {
@@ -380,8 +380,8 @@ func feedPieces(t testing.TB, d *ReplyStream, content string, cuts []int) string
 	return sb.String()
 }
 
-// streamWant is what a ReplyStream must produce for one content.
-type streamWant struct {
+// replyStreamWant is what a ReplyStream must produce for one content.
+type replyStreamWant struct {
 	content    string
 	text       string
 	structured bool
@@ -389,10 +389,10 @@ type streamWant struct {
 	mdOK       bool
 }
 
-func newStreamWant(t *testing.T, content string) streamWant {
+func newReplyStreamWant(t *testing.T, content string) replyStreamWant {
 	t.Helper()
-	w := streamWant{content: content}
-	w.text, w.structured = wantStream(t, content)
+	w := replyStreamWant{content: content}
+	w.text, w.structured = wantReplyStream(t, content)
 	if w.structured {
 		var reply string
 		reply, w.md, w.mdOK = SplitStructuredReply(content)
@@ -403,10 +403,10 @@ func newStreamWant(t *testing.T, content string) streamWant {
 	return w
 }
 
-func (w streamWant) check(t *testing.T, cuts []int) {
+func (w replyStreamWant) check(t *testing.T, cuts []int) {
 	t.Helper()
 	d := NewReplyStream(1 << 20)
-	if got := feedPieces(t, d, w.content, cuts); got != w.text {
+	if got := feedReplyPieces(t, d, w.content, cuts); got != w.text {
 		t.Fatalf("cuts %v: got %q, want %q", cuts, got, w.text)
 	}
 	if d.Structured() != w.structured {
@@ -419,10 +419,10 @@ func (w streamWant) check(t *testing.T, cuts []int) {
 
 func TestReplyStreamSplits(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	for _, tc := range replyCases {
+	for _, tc := range replyStreamCases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.content
-			w := newStreamWant(t, c)
+			w := newReplyStreamWant(t, c)
 			w.check(t, nil)
 			for i := 0; i <= len(c); i++ { // every single split point
 				w.check(t, []int{i})
@@ -521,14 +521,14 @@ func TestReplyStreamOnlySpace(t *testing.T) {
 func TestReplyStreamMaxBytes(t *testing.T) {
 	content := `{"reply":"0123456789","intent":"question"}`
 	d := NewReplyStream(len(content))
-	if got := feedPieces(t, d, content, []int{5, 17}); got != "0123456789" {
+	if got := feedReplyPieces(t, d, content, []int{5, 17}); got != "0123456789" {
 		t.Fatalf("got %q", got)
 	}
 	if _, ok := d.Metadata(); !ok {
 		t.Fatal("Metadata not ok at exactly maxBytes")
 	}
 	d = NewReplyStream(len(content) - 1)
-	if got := feedPieces(t, d, content, []int{5, 17}); got != "0123456789" {
+	if got := feedReplyPieces(t, d, content, []int{5, 17}); got != "0123456789" {
 		t.Fatalf("reply not streamed past maxBytes: %q", got)
 	}
 	if !d.Structured() {
@@ -552,7 +552,7 @@ func TestReplyStreamBroken(t *testing.T) {
 	}
 	for _, tc := range tests {
 		d := NewReplyStream(0)
-		if got := feedPieces(t, d, tc.content, []int{3}); got != tc.shown {
+		if got := feedReplyPieces(t, d, tc.content, []int{3}); got != tc.shown {
 			t.Errorf("%s: shown %q, want %q", tc.content, got, tc.shown)
 		}
 		if !d.Structured() {
@@ -569,7 +569,7 @@ func TestReplyStreamBroken(t *testing.T) {
 func TestReplyStreamDuplicateReply(t *testing.T) {
 	content := `{"reply":"first","reply":"second","intent":"question"}`
 	d := NewReplyStream(0)
-	if got := feedPieces(t, d, content, nil); got != "first" {
+	if got := feedReplyPieces(t, d, content, nil); got != "first" {
 		t.Fatalf("got %q", got)
 	}
 	reply, _, ok := SplitStructuredReply(content)
@@ -596,9 +596,9 @@ func TestReplyStreamNoCopy(t *testing.T) {
 	}
 }
 
-// benchReply is a typical structured answer: a Markdown reply with some
+// benchStructuredReply is a typical structured answer: a Markdown reply with some
 // escapes and non-ASCII text, then the metadata.
-var benchReply = func() string {
+var benchStructuredReply = func() string {
 	reply := strings.Repeat("Here is the **plan** for the meeting with Acme Corp — \"Q3 review\":\n"+
 		"- Agenda: budget, hiring, the café launch\n- Time: Tuesday 2pm 😀\n\n", 12)
 	b, _ := json.Marshal(map[string]any{"reply": reply})
@@ -610,10 +610,10 @@ var benchReply = func() string {
 
 func BenchmarkReplyStream(b *testing.B) {
 	var deltas []string
-	for i := 0; i < len(benchReply); i += 5 {
-		deltas = append(deltas, benchReply[i:min(i+5, len(benchReply))])
+	for i := 0; i < len(benchStructuredReply); i += 5 {
+		deltas = append(deltas, benchStructuredReply[i:min(i+5, len(benchStructuredReply))])
 	}
-	b.SetBytes(int64(len(benchReply)))
+	b.SetBytes(int64(len(benchStructuredReply)))
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {
@@ -632,8 +632,8 @@ func BenchmarkReplyStream(b *testing.B) {
 // BenchmarkReplyStreamFeed measures Feed alone, per delta.
 func BenchmarkReplyStreamFeed(b *testing.B) {
 	var deltas []string
-	for i := 0; i < len(benchReply); i += 5 {
-		deltas = append(deltas, benchReply[i:min(i+5, len(benchReply))])
+	for i := 0; i < len(benchStructuredReply); i += 5 {
+		deltas = append(deltas, benchStructuredReply[i:min(i+5, len(benchStructuredReply))])
 	}
 	b.ReportAllocs()
 	d := NewReplyStream(16 << 20)

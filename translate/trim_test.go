@@ -9,7 +9,7 @@ import (
 )
 
 // msgs builds a request body around a messages array.
-func msgs(list ...string) string {
+func trimBody(list ...string) string {
 	return `{"model":"gpt-4o-mini","messages":[` + strings.Join(list, ",") + `],"stream":true}`
 }
 
@@ -29,24 +29,24 @@ func TestTrimPrompt(t *testing.T) {
 	}{
 		{
 			name: "nothing to trim",
-			body: msgs(sysJarvis, `{"role":"user","content":"Hello"}`),
+			body: trimBody(sysJarvis, `{"role":"user","content":"Hello"}`),
 			max:  20, // size 15 + 5
 		},
 		{
 			name: "off",
-			body: msgs(`{"role":"user","content":"Hello"}`, `{"role":"user","content":"Hello"}`),
+			body: trimBody(`{"role":"user","content":"Hello"}`, `{"role":"user","content":"Hello"}`),
 			max:  0,
 		},
 		{
 			name: "nothing removable: system and last message too big",
-			body: msgs(sysJarvis, `{"role":"user","content":"A question far too long for the limit"}`),
+			body: trimBody(sysJarvis, `{"role":"user","content":"A question far too long for the limit"}`),
 			max:  10,
 		},
 		{
 			// shared/conformance/trim-tool-pair.txtar: 15+33+0+11+17+13 = 89.
 			// The user message goes (56), then the tool call with its answer (45).
 			name: "tool pair removed together",
-			body: msgs(sysJarvis, `{"role":"user","content":"First question about the weather?"}`, toolCall9, toolAns9,
+			body: trimBody(sysJarvis, `{"role":"user","content":"First question about the weather?"}`, toolCall9, toolAns9,
 				`{"role":"assistant","content":"It is 21 degrees."}`, `{"role":"user","content":"And tomorrow?"}`),
 			max:       45,
 			want:      `[` + sysJarvis + `,{"role":"assistant","content":"It is 21 degrees."},{"role":"user","content":"And tomorrow?"}]`,
@@ -54,7 +54,7 @@ func TestTrimPrompt(t *testing.T) {
 		},
 		{
 			name: "oldest first, only as many as needed",
-			body: msgs(`{"role":"user","content":"aaaaaaaaaa"}`, `{"role":"assistant","content":"bbbbb"}`,
+			body: trimBody(`{"role":"user","content":"aaaaaaaaaa"}`, `{"role":"assistant","content":"bbbbb"}`,
 				`{"role":"user","content":"ccccc"}`, `{"role":"user","content":"d"}`),
 			max:       11, // 21 → 11
 			want:      `[{"role":"assistant","content":"bbbbb"},{"role":"user","content":"ccccc"},{"role":"user","content":"d"}]`,
@@ -62,14 +62,14 @@ func TestTrimPrompt(t *testing.T) {
 		},
 		{
 			name:      "oldest first even when small",
-			body:      msgs(`{"role":"user","content":"a"}`, `{"role":"assistant","content":"bbbbbbbbbb"}`, `{"role":"user","content":"c"}`),
+			body:      trimBody(`{"role":"user","content":"a"}`, `{"role":"assistant","content":"bbbbbbbbbb"}`, `{"role":"user","content":"c"}`),
 			max:       10, // 12 → 11 → 1
 			want:      `[{"role":"user","content":"c"}]`,
 			trimmedTo: 1,
 		},
 		{
 			name: "array content: text parts count, image parts do not",
-			body: msgs(`{"role":"user","content":[{"type":"text","text":"abcdefghij"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAAAAAAAAAAAAAAAAAAAAAA"}}]}`,
+			body: trimBody(`{"role":"user","content":[{"type":"text","text":"abcdefghij"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAAAAAAAAAAAAAAAAAAAAAA"}}]}`,
 				`{"role":"user","content":[{"type":"text","text":"xy"},{"type":"text","text":"z"},{"type":"input_audio","text":"not text"}]}`),
 			max:       12, // 10 + 3
 			want:      `[{"role":"user","content":[{"type":"text","text":"xy"},{"type":"text","text":"z"},{"type":"input_audio","text":"not text"}]}]`,
@@ -77,13 +77,13 @@ func TestTrimPrompt(t *testing.T) {
 		},
 		{
 			name: "array content that fits",
-			body: msgs(`{"role":"user","content":[{"type":"text","text":"abcdefghij"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAAAAAAAAAAAAAAAAAAAAAA"}}]}`,
+			body: trimBody(`{"role":"user","content":[{"type":"text","text":"abcdefghij"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAAAAAAAAAAAAAAAAAAAAAA"}}]}`,
 				`{"role":"user","content":"xyz"}`),
 			max: 13,
 		},
 		{
 			name: "system and developer messages are kept",
-			body: msgs(`{"role":"developer","content":"DDDD"}`, `{"role":"user","content":"aaaa"}`, `{"role":"system","content":"SS"}`,
+			body: trimBody(`{"role":"developer","content":"DDDD"}`, `{"role":"user","content":"aaaa"}`, `{"role":"system","content":"SS"}`,
 				`{"role":"assistant","content":"bbbb"}`, `{"role":"user","content":"cc"}`),
 			max:       8, // 16 → 12 → 8
 			want:      `[{"role":"developer","content":"DDDD"},{"role":"system","content":"SS"},{"role":"user","content":"cc"}]`,
@@ -91,26 +91,26 @@ func TestTrimPrompt(t *testing.T) {
 		},
 		{
 			name: "code points, not bytes",
-			body: msgs(`{"role":"user","content":"éééé"}`, `{"role":"user","content":"😀b"}`),
+			body: trimBody(`{"role":"user","content":"éééé"}`, `{"role":"user","content":"😀b"}`),
 			max:  6, // 4 + 2, though 12 bytes
 		},
 		{
 			name:      "code points, trimmed",
-			body:      msgs(`{"role":"user","content":"éééé"}`, `{"role":"user","content":"😀b"}`),
+			body:      trimBody(`{"role":"user","content":"éééé"}`, `{"role":"user","content":"😀b"}`),
 			max:       5,
 			want:      `[{"role":"user","content":"😀b"}]`,
 			trimmedTo: 2,
 		},
 		{
 			name:      "escapes count as the characters they stand for",
-			body:      msgs(`{"role":"user","content":"\u00e9\n\"x\""}`, `{"role":"user","content":"ab"}`),
+			body:      trimBody(`{"role":"user","content":"\u00e9\n\"x\""}`, `{"role":"user","content":"ab"}`),
 			max:       6, // 5 + 2
 			want:      `[{"role":"user","content":"ab"}]`,
 			trimmedTo: 2,
 		},
 		{
 			name: "still too big when nothing removable is left",
-			body: msgs(sysJarvis, `{"role":"user","content":"old"}`, `{"role":"user","content":"A question far too long for the limit"}`),
+			body: trimBody(sysJarvis, `{"role":"user","content":"old"}`, `{"role":"user","content":"A question far too long for the limit"}`),
 			max:  10,
 			want: `[` + sysJarvis + `,{"role":"user","content":"A question far too long for the limit"}]`,
 			// 15 + 37
@@ -118,7 +118,7 @@ func TestTrimPrompt(t *testing.T) {
 		},
 		{
 			name: "last message a tool answer keeps its assistant",
-			body: msgs(sysJarvis, `{"role":"user","content":"What is the weather?"}`, toolCall9, toolAns9),
+			body: trimBody(sysJarvis, `{"role":"user","content":"What is the weather?"}`, toolCall9, toolAns9),
 			max:  20,
 			want: `[` + sysJarvis + `,` + toolCall9 + `,` + toolAns9 + `]`,
 			// 15 + 0 + 11
@@ -126,7 +126,7 @@ func TestTrimPrompt(t *testing.T) {
 		},
 		{
 			name: "tool answers found by id, and the ones directly following",
-			body: msgs(
+			body: trimBody(
 				`{"role":"assistant","content":"","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},{"id":"b","type":"function","function":{"name":"g","arguments":"{}"}}]}`,
 				`{"role":"tool","tool_call_id":"a","content":"111"}`,
 				`{"role":"tool","content":"no id but follows"}`,
@@ -140,21 +140,21 @@ func TestTrimPrompt(t *testing.T) {
 		},
 		{
 			name:      "orphan tool message is a unit of its own",
-			body:      msgs(`{"role":"tool","tool_call_id":"gone","content":"orphan result"}`, `{"role":"user","content":"q"}`),
+			body:      trimBody(`{"role":"tool","tool_call_id":"gone","content":"orphan result"}`, `{"role":"user","content":"q"}`),
 			max:       5,
 			want:      `[{"role":"user","content":"q"}]`,
 			trimmedTo: 1,
 		},
 		{
 			name:      "assistant tool call kept whole when its unit is not reached",
-			body:      msgs(`{"role":"user","content":"0123456789"}`, toolCall9, toolAns9, `{"role":"user","content":"q"}`),
+			body:      trimBody(`{"role":"user","content":"0123456789"}`, toolCall9, toolAns9, `{"role":"user","content":"q"}`),
 			max:       12, // 22 → 12
 			want:      `[` + toolCall9 + `,` + toolAns9 + `,{"role":"user","content":"q"}]`,
 			trimmedTo: 12,
 		},
 		{
 			name: "legacy function_call with its function answer",
-			body: msgs(`{"role":"assistant","content":null,"function_call":{"name":"f","arguments":"{}"}}`,
+			body: trimBody(`{"role":"assistant","content":null,"function_call":{"name":"f","arguments":"{}"}}`,
 				`{"role":"function","name":"f","content":"result!"}`, `{"role":"user","content":"q"}`),
 			max:       3,
 			want:      `[{"role":"user","content":"q"}]`,
@@ -162,7 +162,7 @@ func TestTrimPrompt(t *testing.T) {
 		},
 		{
 			name: "non-string content counts 0",
-			body: msgs(`{"role":"user","content":12345}`, `{"role":"user"}`, `{"role":"user","content":"abc"}`),
+			body: trimBody(`{"role":"user","content":12345}`, `{"role":"user"}`, `{"role":"user","content":"abc"}`),
 			max:  3,
 		},
 		{name: "messages not an array", body: `{"messages":"hello there"}`, max: 1},
@@ -224,7 +224,7 @@ func BenchmarkTrimPrompt(b *testing.B) {
 		list = append(list, `{"role":"user","content":"`+strings.Repeat("question ", 20)+`"}`, toolCall9, toolAns9,
 			`{"role":"assistant","content":"`+strings.Repeat("answer ", 40)+`"}`)
 	}
-	body := []byte(msgs(list...))
+	body := []byte(trimBody(list...))
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
