@@ -1,30 +1,789 @@
 package translate
 
-// Structured output (SPEC 7). STUB: owned by the structured-output helper.
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
-// DefaultStructuredInstruction is the built-in instruction appended to the system prompt.
-const DefaultStructuredInstruction = ""
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
 
-// ApplyStructuredRequest adds the json_schema response_format and the
-// instruction to a chat request body.
-func ApplyStructuredRequest(body []byte, instruction string) ([]byte, error) { return body, nil }
+// Structured output (SPEC 7): the request side (response_format and the
+// instruction), the split of a whole reply, and the incremental decoder of a
+// streamed one.
 
-// SplitStructuredReply splits a whole structured reply.
-func SplitStructuredReply(content string) (reply string, metadata []byte, ok bool) {
-	return content, nil, false
+// DefaultStructuredInstruction is the built-in instruction appended to the
+// system prompt in structured mode (structured_output.instruction replaces it).
+const DefaultStructuredInstruction = "Answer in two steps. First, work out which entities the user's message " +
+	"is about (people, organizations, places, products, projects, documents, events, amounts of money, " +
+	"dates and the like) and list each one, with its type, under \"entities\". Then write your reply to the " +
+	"user in \"reply\", in Markdown, discussing those entities where they matter. Also give the message's " +
+	"\"intent\", whether the user has to do something (\"requires_user_action\"), two to four short " +
+	"\"topics\", and \"scheduling_intent\" when the user talks about a date or time for something. " +
+	"Answer with the JSON object of the response schema only, with no text before or after it."
+
+// structuredIntents are the values of the schema's intent enum (SPEC 7).
+var structuredIntents = []string{
+	"question", "request", "task_delegation", "feedback", "complaint", "follow_up", "attachment_analysis",
 }
 
-// ReplyStream decodes the reply of a streamed structured answer.
-type ReplyStream struct{}
+// structuredEntityTypes are the values of the schema's entity type enum (SPEC 7).
+var structuredEntityTypes = []string{
+	"person", "organization", "location", "product", "project", "document", "event", "money", "date",
+	"investor", "advisor", "metric", "technology", "tool", "service", "methodology", "credential",
+	"timeframe", "feature", "url", "email_address",
+}
 
-// NewReplyStream makes a decoder that keeps at most maxBytes of content.
-func NewReplyStream(maxBytes int) *ReplyStream { return &ReplyStream{} }
+// structuredResponseFormat is the response_format value sent upstream,
+// built once. The schema lists entities before reply, the order the
+// instruction asks the model to work in (models that honour the property
+// order then name the entities first); the required keys are SPEC 7's.
+var structuredResponseFormat = buildStructuredResponseFormat()
 
-// Feed takes the next content delta and returns the text to show.
-func (d *ReplyStream) Feed(delta string) string { return delta }
+func buildStructuredResponseFormat() []byte {
+	enum := func(dst []byte, vals []string) []byte {
+		dst = append(dst, '[')
+		for i, v := range vals {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, v)
+		}
+		return append(dst, ']')
+	}
+	b := []byte(`{"type":"json_schema","json_schema":{"name":"structured_reply","schema":{"type":"object","properties":{`)
+	b = append(b, `"entities":{"type":"array","description":"The entities the user's message is about, named before the reply is written.","items":{"type":"object","properties":{"name":{"type":"string"},"type":{"type":"string","enum":`...)
+	b = enum(b, structuredEntityTypes)
+	b = append(b, `}},"required":["name","type"]}},`...)
+	b = append(b, `"reply":{"type":"string","description":"The reply to the user, in Markdown."},`...)
+	b = append(b, `"intent":{"type":"string","enum":`...)
+	b = enum(b, structuredIntents)
+	b = append(b, `},"requires_user_action":{"type":"boolean"},`...)
+	b = append(b, `"topics":{"type":"array","items":{"type":"string"},"minItems":2,"maxItems":4},`...)
+	b = append(b, `"scheduling_intent":{"type":"object","properties":{"detected":{"type":"boolean"},"datetime_mentioned":{"type":"string"}}}`...)
+	b = append(b, `},"required":["reply","intent"]}}}`...)
+	return b
+}
 
-// Metadata returns structured_metadata once the stream has ended.
-func (d *ReplyStream) Metadata() ([]byte, bool) { return nil, false }
+var errStructuredNotObject = errors.New("request body is not a JSON object")
 
-// Structured reports whether the stream was recognised as a structured reply.
-func (d *ReplyStream) Structured() bool { return false }
+// ApplyStructuredRequest adds the json_schema response_format and the
+// instruction ("" = DefaultStructuredInstruction) to a chat request body.
+// The instruction is appended, after a blank line, to the first system
+// message when its content is a string; otherwise it becomes a new first
+// system message. A body without messages gets a messages array holding just
+// that message; messages that are not an array are left alone. Every other
+// byte of the body is kept; body itself is never modified.
+func ApplyStructuredRequest(body []byte, instruction string) ([]byte, error) {
+	if !gjson.ValidBytes(body) {
+		return nil, errStructuredNotObject
+	}
+	root := gjson.ParseBytes(body)
+	if !root.IsObject() {
+		return nil, errStructuredNotObject
+	}
+	if instruction == "" {
+		instruction = DefaultStructuredInstruction
+	}
+	msgs := root.Get("messages")
+
+	out, err := sjson.SetRawBytes(body, "response_format", structuredResponseFormat)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !msgs.Exists():
+		out, err = sjson.SetRawBytes(out, "messages", structuredSystemMessage(nil, instruction, true))
+	case msgs.IsArray():
+		sysIndex, sysContent := -1, gjson.Result{}
+		i := 0
+		msgs.ForEach(func(_, m gjson.Result) bool {
+			if m.Get("role").Str == "system" {
+				sysIndex, sysContent = i, m.Get("content")
+				return false
+			}
+			i++
+			return true
+		})
+		if sysIndex >= 0 && sysContent.Type == gjson.String {
+			text := instruction
+			if sysContent.Str != "" {
+				text = sysContent.Str + "\n\n" + instruction
+			}
+			out, err = sjson.SetRawBytes(out, "messages."+strconv.Itoa(sysIndex)+".content", appendJSONString(nil, text))
+		} else {
+			out, err = sjson.SetRawBytes(out, "messages", prependSystemMessage(msgs.Raw, instruction))
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// systemMessage appends {"role":"system","content":text}, inside brackets
+// when array is set.
+func structuredSystemMessage(dst []byte, text string, array bool) []byte {
+	if array {
+		dst = append(dst, '[')
+	}
+	dst = append(dst, `{"role":"system","content":`...)
+	dst = appendJSONString(dst, text)
+	dst = append(dst, '}')
+	if array {
+		dst = append(dst, ']')
+	}
+	return dst
+}
+
+// prependMessage returns the JSON array raw with a system message first,
+// keeping the bytes of the other elements.
+func prependSystemMessage(raw, text string) []byte {
+	open := strings.IndexByte(raw, '[')
+	rest := raw[open+1:]
+	dst := make([]byte, 0, len(raw)+len(text)+48)
+	dst = append(dst, '[')
+	dst = structuredSystemMessage(dst, text, false)
+	if strings.TrimLeft(rest, " \t\r\n")[0] != ']' {
+		dst = append(dst, ',')
+	}
+	return append(dst, rest...)
+}
+
+// isReplySpace reports JSON's insignificant white space.
+func isReplySpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// SplitStructuredReply splits a whole structured reply: ok when content,
+// after leading and trailing white space, is a JSON object with a string
+// "reply". metadata is the compact structured_metadata object of SPEC 7:
+// {"intent","requires_user_action","entities":[{"name","type"}],"topics"}
+// plus "scheduling":{"detected","datetime_mentioned"} when the model gave
+// scheduling_intent. Missing values are "", false and [].
+func SplitStructuredReply(content string) (reply string, metadata []byte, ok bool) {
+	s := strings.Trim(content, " \t\r\n")
+	if len(s) == 0 || s[0] != '{' || !gjson.Valid(s) {
+		return content, nil, false
+	}
+	root := gjson.Parse(s)
+	res := root.Get("reply")
+	if res.Type != gjson.String {
+		return content, nil, false
+	}
+	reply = res.Str
+	if strings.Contains(res.Raw, `\u`) || !utf8.ValidString(res.Raw) {
+		// gjson and encoding/json differ on broken surrogates and invalid
+		// UTF-8; the stream decoder follows encoding/json, and so does this.
+		var dec string
+		if json.Unmarshal([]byte(res.Raw), &dec) == nil {
+			reply = dec
+		}
+	}
+	return reply, appendStructuredMetadata(nil, root), true
+}
+
+// appendStructuredMetadata appends the structured_metadata of a parsed reply
+// object. Values of an unexpected JSON type are read leniently: intent,
+// names, types and topics as their text, flags by gjson's Bool.
+func appendStructuredMetadata(dst []byte, root gjson.Result) []byte {
+	var intent, action, entities, topics, sched gjson.Result
+	root.ForEach(func(k, v gjson.Result) bool {
+		var slot *gjson.Result
+		switch k.Str {
+		case "intent":
+			slot = &intent
+		case "requires_user_action":
+			slot = &action
+		case "entities":
+			slot = &entities
+		case "topics":
+			slot = &topics
+		case "scheduling_intent":
+			slot = &sched
+		default:
+			return true
+		}
+		if !slot.Exists() { // the first of duplicate keys, like gjson.Get
+			*slot = v
+		}
+		return true
+	})
+
+	dst = append(dst, `{"intent":`...)
+	dst = appendJSONString(dst, valueAsString(intent))
+	dst = append(dst, `,"requires_user_action":`...)
+	dst = strconv.AppendBool(dst, action.Bool())
+	dst = append(dst, `,"entities":[`...)
+	n := 0
+	if entities.IsArray() {
+		entities.ForEach(func(_, e gjson.Result) bool {
+			var name, typ string
+			switch {
+			case e.IsObject():
+				name, typ = valueAsString(e.Get("name")), valueAsString(e.Get("type"))
+			case e.Type == gjson.String:
+				name = e.Str
+			default:
+				return true
+			}
+			if n > 0 {
+				dst = append(dst, ',')
+			}
+			n++
+			dst = append(dst, `{"name":`...)
+			dst = appendJSONString(dst, name)
+			dst = append(dst, `,"type":`...)
+			dst = appendJSONString(dst, typ)
+			dst = append(dst, '}')
+			return true
+		})
+	}
+	dst = append(dst, `],"topics":[`...)
+	n = 0
+	if topics.IsArray() {
+		topics.ForEach(func(_, t gjson.Result) bool {
+			switch t.Type {
+			case gjson.String, gjson.Number, gjson.True, gjson.False:
+			default:
+				return true
+			}
+			if n > 0 {
+				dst = append(dst, ',')
+			}
+			n++
+			dst = appendJSONString(dst, valueAsString(t))
+			return true
+		})
+	}
+	dst = append(dst, ']')
+	if sched.IsObject() {
+		dst = append(dst, `,"scheduling":{"detected":`...)
+		dst = strconv.AppendBool(dst, sched.Get("detected").Bool())
+		dst = append(dst, `,"datetime_mentioned":`...)
+		dst = appendJSONString(dst, valueAsString(sched.Get("datetime_mentioned")))
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
+}
+
+// ReplyStream decodes the reply of a streamed structured answer: fed the
+// content deltas one by one, it returns the decoded characters of the
+// top-level "reply" string as soon as they are complete, wherever that key
+// sits in the object, and keeps the raw content for Metadata.
+//
+// It is an incremental scanner of the top-level object. Values other than
+// the reply are skipped (strings with their escapes, nested objects and
+// arrays by depth, scalars up to their delimiter), so that braces, quotes or
+// a "reply" key inside them do not count. Only the first top-level "reply"
+// is streamed (gjson, and so SplitStructuredReply, reads the first too).
+// Escapes follow encoding/json: \uXXXX, surrogate pairs, and U+FFFD for a
+// lone or broken surrogate, and for each byte of invalid UTF-8. Only an
+// incomplete escape, a high surrogate waiting for its pair, or the first
+// bytes of a UTF-8 sequence cut by a delta are held back, so every returned
+// string is valid UTF-8 made of whole characters.
+//
+// Content whose first non-space character is not '{' is not structured:
+// the stream passes unchanged. Once the scanner has read the reply (or
+// met something that is not JSON), later deltas only feed the raw copy.
+//
+// A ReplyStream is for one stream and one goroutine.
+type ReplyStream struct {
+	maxBytes int
+	state    uint8
+
+	structured bool
+	over       bool   // raw content went past maxBytes
+	raw        []byte // the whole content, for Metadata
+	ws         []byte // white space seen while undecided
+
+	// per-Feed output: run is a piece of the delta itself, returned without
+	// copying when it is all there is; out collects anything else.
+	run string
+	out []byte
+
+	// string decoder state, carried across deltas
+	esc   uint8 // 0 none, 1 after '\', 2..5 reading the hex digits of \u
+	hex   rune
+	high  rune // a high surrogate waiting for its low half
+	hold  [4]byte
+	nhold int // bytes of an incomplete UTF-8 sequence held back
+
+	// key decoder: the decoded key, as far as it matters
+	key  [8]byte
+	klen int
+
+	// skipping of other values
+	depth   int
+	inStr   bool
+	skipEsc bool
+}
+
+const (
+	rsUndecided   uint8 = iota // only white space so far
+	rsPassthrough              // not structured: deltas pass unchanged
+	rsExpectKey                // top level: after '{' or ','
+	rsKey                      // inside a top-level key
+	rsColon                    // after a key
+	rsValue                    // after ':'
+	rsReply                    // inside the reply string
+	rsSkipString               // inside another top-level string value
+	rsNested                   // inside a nested object or array
+	rsScalar                   // inside a number or literal
+	rsAfterValue               // after a top-level value
+	rsDone                     // nothing more to show: reply read or object closed
+	rsBroken                   // not JSON: nothing more to show
+)
+
+// sinks of the string decoder
+const (
+	rsSinkKey = iota
+	rsSinkReply
+)
+
+// NewReplyStream makes a decoder that keeps at most maxBytes of raw content
+// for Metadata (maxBytes <= 0: no limit).
+func NewReplyStream(maxBytes int) *ReplyStream {
+	return &ReplyStream{maxBytes: maxBytes}
+}
+
+// Structured reports whether the stream was recognised as a structured
+// reply (its first non-space character was '{').
+func (d *ReplyStream) Structured() bool { return d.structured }
+
+// Feed takes the next content delta and returns the text to show the user
+// now: the newly decoded part of the reply in structured mode, the delta
+// itself in passthrough mode, "" while only white space has been seen.
+func (d *ReplyStream) Feed(delta string) string {
+	switch d.state {
+	case rsPassthrough:
+		return delta
+	case rsUndecided:
+		i := 0
+		for i < len(delta) && isReplySpace(delta[i]) {
+			i++
+		}
+		if i == len(delta) {
+			if d.maxBytes > 0 && len(d.ws)+len(delta) > d.maxBytes {
+				return d.passthrough(delta)
+			}
+			d.ws = append(d.ws, delta...)
+			return ""
+		}
+		if delta[i] != '{' {
+			return d.passthrough(delta)
+		}
+		d.structured = true
+		d.state = rsExpectKey
+		if c := 1024; d.maxBytes <= 0 || d.maxBytes >= c {
+			d.raw = make([]byte, 0, c) // a typical whole answer, grown when longer
+		}
+		d.capture(unsafeString(d.ws))
+		d.ws = nil
+		d.capture(delta)
+		return d.scan(delta, i+1)
+	default:
+		d.capture(delta)
+		if d.state >= rsDone {
+			return ""
+		}
+		return d.scan(delta, 0)
+	}
+}
+
+// passthrough switches to passthrough mode, returning the held white space
+// and delta.
+func (d *ReplyStream) passthrough(delta string) string {
+	d.state = rsPassthrough
+	if len(d.ws) == 0 {
+		return delta
+	}
+	s := string(d.ws) + delta
+	d.ws = nil
+	return s
+}
+
+// capture keeps s in the raw copy, up to maxBytes.
+func (d *ReplyStream) capture(s string) {
+	if d.over || len(s) == 0 {
+		return
+	}
+	if d.maxBytes > 0 && len(d.raw)+len(s) > d.maxBytes {
+		d.over, d.raw = true, nil
+		return
+	}
+	d.raw = append(d.raw, s...)
+}
+
+// Metadata returns the structured_metadata of the whole content (as
+// SplitStructuredReply's), once the stream has ended. It reports false in
+// passthrough mode, when the content went past maxBytes or does not parse.
+func (d *ReplyStream) Metadata() ([]byte, bool) {
+	if !d.structured || d.over {
+		return nil, false
+	}
+	_, md, ok := SplitStructuredReply(unsafeString(d.raw))
+	return md, ok
+}
+
+// emitStr adds a piece of the delta to the output.
+func (d *ReplyStream) emitStr(s string) {
+	if len(d.out) == 0 && d.run == "" {
+		d.run = s
+		return
+	}
+	d.materialise()
+	d.out = append(d.out, s...)
+}
+
+// emitRune adds a decoded character to the output.
+func (d *ReplyStream) emitRune(r rune) {
+	d.materialise()
+	d.out = utf8.AppendRune(d.out, r)
+}
+
+func (d *ReplyStream) materialise() {
+	if d.run != "" {
+		d.out = append(d.out, d.run...)
+		d.run = ""
+	}
+}
+
+// keyStr and keyRune collect a decoded key; only its first bytes and its
+// length are kept, which is all "is it reply" needs.
+func (d *ReplyStream) keyStr(s string) {
+	if d.klen < len(d.key) {
+		copy(d.key[d.klen:], s)
+	}
+	d.klen += len(s)
+}
+
+func (d *ReplyStream) keyRune(r rune) {
+	var b [utf8.UTFMax]byte
+	n := utf8.EncodeRune(b[:], r)
+	d.keyStr(unsafeString(b[:n]))
+}
+
+func (d *ReplyStream) put(sink int, s string) {
+	if sink == rsSinkReply {
+		d.emitStr(s)
+	} else {
+		d.keyStr(s)
+	}
+}
+
+func (d *ReplyStream) putRune(sink int, r rune) {
+	if sink == rsSinkReply {
+		d.emitRune(r)
+	} else {
+		d.keyRune(r)
+	}
+}
+
+func (d *ReplyStream) isReplyKey() bool {
+	return d.klen == 5 && string(d.key[:5]) == "reply"
+}
+
+// scan runs the top-level scanner over s from i and returns the reply text
+// decoded from it.
+func (d *ReplyStream) scan(s string, i int) string {
+	d.out = d.out[:0]
+	d.run = ""
+	for i < len(s) && d.state < rsDone {
+		c := s[i]
+		switch d.state {
+		case rsExpectKey:
+			switch {
+			case isReplySpace(c):
+			case c == '"':
+				d.state, d.klen = rsKey, 0
+				d.startString()
+			case c == '}':
+				d.state = rsDone
+			default:
+				d.state = rsBroken
+			}
+			i++
+		case rsKey:
+			var closed bool
+			if i, closed = d.str(s, i, rsSinkKey); closed {
+				d.state = rsColon
+			}
+		case rsColon:
+			switch {
+			case isReplySpace(c):
+			case c == ':':
+				d.state = rsValue
+			default:
+				d.state = rsBroken
+			}
+			i++
+		case rsValue:
+			switch {
+			case isReplySpace(c):
+			case c == '"':
+				if d.isReplyKey() { // the first: rsReply ends in rsDone
+					d.state = rsReply
+					d.startString()
+				} else {
+					d.state, d.skipEsc = rsSkipString, false
+				}
+			case c == '{' || c == '[':
+				d.state, d.depth, d.inStr, d.skipEsc = rsNested, 1, false, false
+			default:
+				d.state = rsScalar
+			}
+			i++
+		case rsReply:
+			var closed bool
+			if i, closed = d.str(s, i, rsSinkReply); closed {
+				d.state = rsDone
+			}
+		case rsSkipString:
+			i = d.skipString(s, i)
+		case rsNested:
+			i = d.skipNested(s, i)
+		case rsScalar:
+			switch {
+			case c == ',':
+				d.state = rsExpectKey
+			case c == '}':
+				d.state = rsDone
+			case isReplySpace(c):
+				d.state = rsAfterValue
+			}
+			i++
+		case rsAfterValue:
+			switch {
+			case isReplySpace(c):
+			case c == ',':
+				d.state = rsExpectKey
+			case c == '}':
+				d.state = rsDone
+			default:
+				d.state = rsBroken
+			}
+			i++
+		}
+	}
+	if len(d.out) == 0 {
+		return d.run
+	}
+	return string(d.out)
+}
+
+func (d *ReplyStream) startString() {
+	d.esc, d.hex, d.high, d.nhold = 0, 0, 0, 0
+}
+
+// str decodes a JSON string's characters from s[i:] into sink, up to and
+// including the closing quote. It returns where it stopped and whether the
+// string closed. Like encoding/json, it turns each byte of invalid UTF-8
+// into U+FFFD.
+func (d *ReplyStream) str(s string, i int, sink int) (int, bool) {
+	if d.nhold > 0 {
+		if i = d.resolveHold(s, i, sink); d.nhold > 0 {
+			return i, false
+		}
+	}
+	for i < len(s) {
+		if d.esc != 0 {
+			if !d.escByte(s[i], sink) {
+				d.state = rsBroken
+				return len(s), false
+			}
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) {
+			c := s[j]
+			if c < utf8.RuneSelf {
+				if c == '"' || c == '\\' {
+					break
+				}
+				j++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(s[j:])
+			if r == utf8.RuneError && size == 1 {
+				break
+			}
+			j += size
+		}
+		if j > i {
+			d.flushHigh(sink)
+			d.put(sink, s[i:j])
+			i = j
+			continue
+		}
+		switch c := s[i]; {
+		case c == '"':
+			d.flushHigh(sink)
+			return i + 1, true
+		case c == '\\':
+			d.esc = 1
+			i++
+		case !utf8.FullRuneInString(s[i:]):
+			// The first bytes of a character the delta cut: wait for the rest.
+			d.nhold = copy(d.hold[:], s[i:])
+			return len(s), false
+		default:
+			d.flushHigh(sink)
+			d.putRune(sink, utf8.RuneError)
+			i++
+		}
+	}
+	return i, false
+}
+
+// resolveHold decodes the held first bytes of a character with the bytes
+// that follow them in s[i:], as utf8.DecodeRune would have decoded them
+// uncut. It returns the index in s after the bytes it used.
+func (d *ReplyStream) resolveHold(s string, i int, sink int) int {
+	for d.nhold > 0 && i < len(s) {
+		var buf [2 * utf8.UTFMax]byte
+		n := copy(buf[:], d.hold[:d.nhold])
+		n += copy(buf[n:utf8.UTFMax], s[i:])
+		if !utf8.FullRune(buf[:n]) { // s ran out: still incomplete
+			i += n - d.nhold
+			d.nhold = copy(d.hold[:], buf[:n])
+			return i
+		}
+		r, size := utf8.DecodeRune(buf[:n])
+		d.flushHigh(sink)
+		d.putRune(sink, r) // RuneError for invalid bytes, one at a time
+		if size <= d.nhold {
+			d.nhold = copy(d.hold[:], d.hold[size:d.nhold])
+		} else {
+			i += size - d.nhold
+			d.nhold = 0
+		}
+	}
+	return i
+}
+
+// flushHigh writes U+FFFD for a high surrogate that got no low half.
+func (d *ReplyStream) flushHigh(sink int) {
+	if d.high != 0 {
+		d.high = 0
+		d.putRune(sink, utf8.RuneError)
+	}
+}
+
+// escByte takes the next byte of an escape. It reports false when the
+// escape is not valid JSON.
+func (d *ReplyStream) escByte(c byte, sink int) bool {
+	if d.esc == 1 {
+		if c == 'u' {
+			d.esc, d.hex = 2, 0
+			return true
+		}
+		var r byte
+		switch c {
+		case '"', '\\', '/':
+			r = c
+		case 'b':
+			r = '\b'
+		case 'f':
+			r = '\f'
+		case 'n':
+			r = '\n'
+		case 'r':
+			r = '\r'
+		case 't':
+			r = '\t'
+		default:
+			return false
+		}
+		d.esc = 0
+		d.flushHigh(sink)
+		d.putRune(sink, rune(r))
+		return true
+	}
+	var v rune
+	switch {
+	case '0' <= c && c <= '9':
+		v = rune(c - '0')
+	case 'a' <= c && c <= 'f':
+		v = rune(c - 'a' + 10)
+	case 'A' <= c && c <= 'F':
+		v = rune(c - 'A' + 10)
+	default:
+		return false
+	}
+	d.hex = d.hex<<4 | v
+	if d.esc++; d.esc < 6 {
+		return true
+	}
+	d.esc = 0
+	r := d.hex
+	if d.high != 0 {
+		if 0xDC00 <= r && r <= 0xDFFF {
+			d.putRune(sink, (d.high-0xD800)<<10|(r-0xDC00)+0x10000)
+			d.high = 0
+			return true
+		}
+		d.flushHigh(sink)
+	}
+	switch {
+	case 0xD800 <= r && r < 0xDC00:
+		d.high = r
+	case 0xDC00 <= r && r <= 0xDFFF:
+		d.putRune(sink, utf8.RuneError)
+	default:
+		d.putRune(sink, r)
+	}
+	return true
+}
+
+// skipString skips the rest of a top-level string value that is not the reply.
+func (d *ReplyStream) skipString(s string, i int) int {
+	for i < len(s) {
+		c := s[i]
+		i++
+		if d.skipEsc {
+			d.skipEsc = false
+			continue
+		}
+		if c == '\\' {
+			d.skipEsc = true
+		} else if c == '"' {
+			d.state = rsAfterValue
+			return i
+		}
+	}
+	return i
+}
+
+// skipNested skips a nested object or array, strings in it included.
+func (d *ReplyStream) skipNested(s string, i int) int {
+	for i < len(s) {
+		c := s[i]
+		i++
+		if d.inStr {
+			switch {
+			case d.skipEsc:
+				d.skipEsc = false
+			case c == '\\':
+				d.skipEsc = true
+			case c == '"':
+				d.inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			d.inStr = true
+		case '{', '[':
+			d.depth++
+		case '}', ']':
+			if d.depth--; d.depth == 0 {
+				d.state = rsAfterValue
+				return i
+			}
+		}
+	}
+	return i
+}
