@@ -49,21 +49,34 @@ func RewriteRequest(body []byte, opts RequestOptions) (res RequestResult, ok boo
 		return RequestResult{Body: body}, false
 	}
 	res.Body = body
-	flags := gjson.GetMany(s, requestFlags...)
-	res.RunOnce = flags[0].Type == gjson.True || flags[1].Type == gjson.True
-	wantStructured := flags[2].Type == gjson.True
-	if m := root.Get("model"); m.Type == gjson.String {
-		res.Model = m.Str
-	}
-	for i, f := range flags {
-		if !f.Exists() {
-			continue
+	// One pass over the top-level keys: a duplicated key counts by its last
+	// value, as JavaScript's JSON.parse reads it, and every copy is removed.
+	var present [3]int
+	var values [3]gjson.Result
+	root.ForEach(func(k, v gjson.Result) bool {
+		for i, f := range requestFlags {
+			if k.Str == f {
+				present[i]++
+				values[i] = v
+			}
 		}
-		if !res.Changed {
-			res.Body = copyBytes(body)
-			res.Changed = true
+		if k.Str == "model" && v.Type == gjson.String {
+			res.Model = v.Str
 		}
-		if next, err := sjson.DeleteBytes(res.Body, requestFlags[i]); err == nil {
+		return true
+	})
+	res.RunOnce = values[0].Type == gjson.True || values[1].Type == gjson.True
+	wantStructured := values[2].Type == gjson.True
+	for i, n := range present {
+		for ; n > 0; n-- {
+			if !res.Changed {
+				res.Body = copyBytes(body)
+				res.Changed = true
+			}
+			next, err := sjson.DeleteBytes(res.Body, requestFlags[i])
+			if err != nil {
+				break
+			}
 			res.Body = next
 		}
 	}
