@@ -6,6 +6,7 @@ package translate
 import (
 	"bytes"
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -71,7 +72,9 @@ func (m *Meta) touch(key string) int {
 	if i := m.index(key); i >= 0 {
 		return i
 	}
-	m.keys = append(m.keys, key)
+	// Keys and names often come from gjson look-ups on a caller's buffer
+	// (unsafeString): copy them, since m outlives that buffer.
+	m.keys = append(m.keys, strings.Clone(key))
 	m.vals = append(m.vals, nil)
 	return len(m.keys) - 1
 }
@@ -87,7 +90,7 @@ func (m *Meta) AddTool(name string) {
 		}
 	}
 	m.touch(keyTools)
-	m.tools = append(m.tools, name)
+	m.tools = append(m.tools, strings.Clone(name))
 }
 
 // Tools returns tools_used in first-seen order. The slice is m's own.

@@ -80,7 +80,8 @@ func (c *RunOnceCollector) Event(raw []byte) {
 	res := gjson.GetMany(s, "error", "choices.0.delta.content", "choices")
 	if res[0].Exists() && !res[2].Exists() {
 		if !c.hasErr {
-			c.errMsg, c.hasErr = errorMessage(res[0]), true
+			// s may be the writer's buffer, reused after this Write.
+			c.errMsg, c.hasErr = strings.Clone(errorMessage(res[0])), true
 		}
 		return
 	}
