@@ -244,7 +244,7 @@ func (m *Meta) JSON() []byte { return m.AppendJSON(nil) }
 
 // compactJSON removes insignificant white space, so that meta events stay one line.
 func compactJSON(raw []byte) []byte {
-	if bytes.IndexAny(raw, "\n\r") < 0 {
+	if !hasSpaceOutsideStrings(raw) {
 		return raw
 	}
 	var b bytes.Buffer
@@ -253,4 +253,20 @@ func compactJSON(raw []byte) []byte {
 		return raw
 	}
 	return b.Bytes()
+}
+
+// hasSpaceOutsideStrings reports whether raw has white space between tokens.
+func hasSpaceOutsideStrings(raw []byte) bool {
+	in := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return true
+		}
+	}
+	return false
 }
