@@ -154,7 +154,7 @@ func (m *Meta) Has(key string) bool {
 // when raw is not an object.
 func (m *Meta) MergeJSON(raw []byte) bool {
 	v := gjson.ParseBytes(raw)
-	if !v.IsObject() {
+	if !v.IsObject() || !gjson.ValidBytes(raw) {
 		return false
 	}
 	m.mergeResult(v)
