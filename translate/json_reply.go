@@ -38,13 +38,17 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 	choices.ForEach(func(_, c gjson.Result) bool {
 		if m := c.Get("meta"); m.Exists() {
 			choiceMeta = append(choiceMeta, i)
-			meta.mergeResult(m)
+			if m.IsObject() {
+				meta.mergeResult(m)
+			}
 		}
 		i++
 		return true
 	})
 	top := root.Get("meta")
-	meta.mergeResult(top)
+	if top.IsObject() {
+		meta.mergeResult(top) // a scalar would come back as one value with key ""
+	}
 	choices.ForEach(func(_, c gjson.Result) bool {
 		c.Get("message.tool_calls.#.function.name").ForEach(func(_, n gjson.Result) bool {
 			if n.Type == gjson.String {

@@ -6,6 +6,7 @@ package translate
 import (
 	"bytes"
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -71,7 +72,9 @@ func (m *Meta) touch(key string) int {
 	if i := m.index(key); i >= 0 {
 		return i
 	}
-	m.keys = append(m.keys, key)
+	// Keys and names often come from gjson look-ups on a caller's buffer
+	// (unsafeString): copy them, since m outlives that buffer.
+	m.keys = append(m.keys, strings.Clone(key))
 	m.vals = append(m.vals, nil)
 	return len(m.keys) - 1
 }
@@ -87,7 +90,7 @@ func (m *Meta) AddTool(name string) {
 		}
 	}
 	m.touch(keyTools)
-	m.tools = append(m.tools, name)
+	m.tools = append(m.tools, strings.Clone(name))
 }
 
 // Tools returns tools_used in first-seen order. The slice is m's own.
@@ -151,7 +154,7 @@ func (m *Meta) Has(key string) bool {
 // when raw is not an object.
 func (m *Meta) MergeJSON(raw []byte) bool {
 	v := gjson.ParseBytes(raw)
-	if !v.IsObject() {
+	if !v.IsObject() || !gjson.ValidBytes(raw) {
 		return false
 	}
 	m.mergeResult(v)
@@ -241,7 +244,7 @@ func (m *Meta) JSON() []byte { return m.AppendJSON(nil) }
 
 // compactJSON removes insignificant white space, so that meta events stay one line.
 func compactJSON(raw []byte) []byte {
-	if bytes.IndexAny(raw, "\n\r") < 0 {
+	if !hasSpaceOutsideStrings(raw) {
 		return raw
 	}
 	var b bytes.Buffer
@@ -250,4 +253,20 @@ func compactJSON(raw []byte) []byte {
 		return raw
 	}
 	return b.Bytes()
+}
+
+// hasSpaceOutsideStrings reports whether raw has white space between tokens.
+func hasSpaceOutsideStrings(raw []byte) bool {
+	in := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return true
+		}
+	}
+	return false
 }

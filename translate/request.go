@@ -2,6 +2,7 @@ package translate
 
 import (
 	"path"
+	"strings"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -61,7 +62,7 @@ func RewriteRequest(body []byte, opts RequestOptions) (res RequestResult, ok boo
 			}
 		}
 		if k.Str == "model" && v.Type == gjson.String {
-			res.Model = v.Str
+			res.Model = strings.Clone(v.Str) // s is the caller's buffer
 		}
 		return true
 	})

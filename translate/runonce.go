@@ -77,20 +77,39 @@ func (c *RunOnceCollector) Event(raw []byte) {
 	if !gjson.Valid(s) {
 		return
 	}
-	res := gjson.GetMany(s, "error", "choices.0.delta.content", "choices")
+	res := gjson.GetMany(s, "error", "choices.0.delta.content", "choices", "choices.0.index")
 	if res[0].Exists() && !res[2].Exists() {
 		if !c.hasErr {
-			c.errMsg, c.hasErr = errorMessage(res[0]), true
+			// s may be the writer's buffer, reused after this Write.
+			c.errMsg, c.hasErr = strings.Clone(errorMessage(res[0])), true
 		}
 		return
 	}
-	if res[1].Type == gjson.String {
-		if len(c.content)+len(res[1].Str) > c.Max {
+	text := res[1]
+	if idx := res[3]; idx.Type == gjson.Number && idx.Int() != 0 {
+		text = choiceZeroContent(res[2]) // n > 1: this chunk is another choice's
+	}
+	if text.Type == gjson.String {
+		if len(c.content)+len(text.Str) > c.Max {
 			c.over = true
 			return
 		}
-		c.content = append(c.content, res[1].Str...)
+		c.content = append(c.content, text.Str...)
 	}
+}
+
+// choiceZeroContent returns the content delta of the choice whose index is 0
+// in a chunk's choices.
+func choiceZeroContent(choices gjson.Result) gjson.Result {
+	var text gjson.Result
+	choices.ForEach(func(_, ch gjson.Result) bool {
+		if idx := ch.Get("index"); idx.Type == gjson.Number && idx.Int() == 0 {
+			text = ch.Get("delta.content")
+			return false
+		}
+		return true
+	})
+	return text
 }
 
 // Oversize implements SSEHandler: an event too large to parse is skipped.

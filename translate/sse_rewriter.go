@@ -55,6 +55,11 @@ type SSERewriter struct {
 	done     bool // [DONE] seen
 	finished bool // final meta written (or due to be skipped)
 	err      error
+
+	// The last bytes written to out (tail[3-ntail:]), to start our own
+	// events on a fresh event when the upstream's last one is unterminated.
+	tail  [3]byte
+	ntail int
 }
 
 // NewSSERewriter returns a rewriter writing to out. meta, when not nil, is
@@ -287,10 +292,38 @@ func (r *SSERewriter) writeFinalMeta() {
 }
 
 // ownBuf returns the rewriter's scratch output buffer, emptied after any
-// pending output has been written.
+// pending output has been written. When what was written so far does not
+// end with a blank line (an unterminated last event at Close, or the rest
+// of an oversize one), the buffer starts with what ends that event, so that
+// an event of ours never runs into the upstream's.
 func (r *SSERewriter) ownBuf() []byte {
 	r.flushPending()
-	return r.wbuf[:0]
+	return append(r.wbuf[:0], r.openEventEnd()...)
+}
+
+// openEventEnd returns the line ends that make the output written so far
+// end with a blank line: "" when it does (or nothing was written).
+func (r *SSERewriter) openEventEnd() string {
+	t := r.tail[3-r.ntail:]
+	n := len(t)
+	if n == 0 {
+		return ""
+	}
+	last := t[n-1]
+	if last != '\n' && last != '\r' {
+		return "\n\n" // inside a line
+	}
+	k := n - 1 // start of the last line end
+	if last == '\n' && k > 0 && t[k-1] == '\r' {
+		k--
+	}
+	if k == 0 || t[k-1] == '\n' || t[k-1] == '\r' {
+		return "" // that line is blank (or the output is one line end)
+	}
+	if last == '\r' {
+		return "\n\n" // a lone "\n" would only complete its CRLF
+	}
+	return "\n"
 }
 
 // emitOwn writes bytes built in wbuf, keeping the buffer for reuse.
@@ -336,6 +369,15 @@ func (r *SSERewriter) write(b []byte) {
 	if _, err := r.out.Write(b); err != nil {
 		r.err = err
 	}
+	if len(b) >= 3 {
+		copy(r.tail[:], b[len(b)-3:])
+		r.ntail = 3
+		return
+	}
+	for _, c := range b {
+		r.tail[0], r.tail[1], r.tail[2] = r.tail[1], r.tail[2], c
+	}
+	r.ntail = min(r.ntail+len(b), 3)
 }
 
 // within reports whether b lies inside outer's memory.

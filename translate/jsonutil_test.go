@@ -1,0 +1,173 @@
+package translate
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestAppendJSONString(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"", `""`},
+		{"plain", `"plain"`},
+		{`q"b\s`, `"q\"b\\s"`},
+		{"\n\r\t", `"\n\r\t"`},
+		{"\x00\x01\x08\x0c\x1f", `"\u0000\u0001\u0008\u000c\u001f"`},
+		{"<a href='x'>&</a>", `"<a href='x'>&</a>"`}, // no HTML escaping
+		{"café 日本 😀", `"café 日本 😀"`},
+		{"\u2028\u2029", `"\u2028\u2029"`},
+		{"a\xffb", `"a\ufffdb"`},
+		{"\xc3", `"\ufffd"`},                     // truncated sequence
+		{"\xed\xa0\x80", `"\ufffd\ufffd\ufffd"`}, // encoded surrogate: invalid
+		{"\x7f", "\"\x7f\""},
+	}
+	for _, c := range cases {
+		if got := string(appendJSONString(nil, c.in)); got != c.want {
+			t.Errorf("appendJSONString(%q) = %s, want %s", c.in, got, c.want)
+		}
+		if got := string(JSONString(c.in)); got != c.want {
+			t.Errorf("JSONString(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+	if got := string(appendJSONString([]byte("x="), "y")); got != `x="y"` {
+		t.Errorf("appendJSONString does not append: %s", got)
+	}
+}
+
+// appendJSONString must agree with encoding/json on the decoded value for
+// any input, valid UTF-8 or not.
+func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	alphabet := []string{"a", "Z", " ", "\"", "\\", "\n", "\x00", "\x1f", "\x7f", "\xff", "\xc3", "é", "😀", "\u2028", "<", "&", "\xe2\x82", "\t"}
+	for i := 0; i < 5000; i++ {
+		var sb strings.Builder
+		for n := rng.Intn(12); n > 0; n-- {
+			sb.WriteString(alphabet[rng.Intn(len(alphabet))])
+		}
+		s := sb.String()
+		enc := appendJSONString(nil, s)
+		if !json.Valid(enc) {
+			t.Fatalf("invalid JSON for %q: %s", s, enc)
+		}
+		if !utf8.Valid(enc) {
+			t.Fatalf("invalid UTF-8 for %q: %q", s, enc)
+		}
+		var got, want string
+		if err := json.Unmarshal(enc, &got); err != nil {
+			t.Fatal(err)
+		}
+		ref, _ := json.Marshal(s)
+		if err := json.Unmarshal(ref, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("%q: decoded %q, encoding/json gives %q", s, got, want)
+		}
+	}
+}
+
+func TestStringifyStructuredResult(t *testing.T) {
+	cases := []struct{ name, in, want string }{
+		{"list", `{"type":"list","items":["a",1,2.50,-3e2,true,false,null,{"k": "v"},[1, "x"]]}`,
+			`{"type":"list","items":["a","1","2.50","-3e2","true","false","","{\"k\":\"v\"}","[1,\"x\"]"]}`},
+		{"table", `{"type":"table","headers":["PID",2],"rows":[["123",456],[null,{"a":[]}]]}`,
+			`{"type":"table","headers":["PID","2"],"rows":[["123","456"],["","{\"a\":[]}"]]}`},
+		{"table row not an array", `{"type":"table","headers":["a"],"rows":[{"x":1},[1]]}`,
+			`{"type":"table","headers":["a"],"rows":[{"x":1},["1"]]}`},
+		{"key_value", `{"type":"key_value","entries":[{"key":1,"value":3600},{"key":"Healthy","value":true},{"key":"Ports","value":[80, 443]},{"key":"Owner","value":null},{"key":"Extra","value":"s","note":5}]}`,
+			`{"type":"key_value","entries":[{"key":"1","value":"3600"},{"key":"Healthy","value":"true"},{"key":"Ports","value":"[80,443]"},{"key":"Owner","value":""},{"key":"Extra","value":"s","note":5}]}`},
+		{"key_value entry not an object", `{"type":"key_value","entries":[7,{"key":"k","value":1}]}`,
+			`{"type":"key_value","entries":[7,{"key":"k","value":"1"}]}`},
+		{"key_value missing value stays missing", `{"type":"key_value","entries":[{"key":"k"}]}`,
+			`{"type":"key_value","entries":[{"key":"k"}]}`},
+		{"nested object compacted", "{\"type\":\"list\",\"items\":[{\n \"a\" : [ 1 , 2 ]\n}]}",
+			`{"type":"list","items":["{\"a\":[1,2]}"]}`},
+		{"unicode kept", `{"type":"list","items":[{"k":"é\u00e9"}]}`,
+			`{"type":"list","items":["{\"k\":\"é\\u00e9\"}"]}`},
+		{"other fields untouched", `{"type":"list","title":5,"items":[1]}`,
+			`{"type":"list","title":5,"items":["1"]}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := StringifyStructuredResult([]byte(c.in))
+			if !json.Valid(got) {
+				t.Fatalf("invalid JSON: %s", got)
+			}
+			if !jsonEqual(got, []byte(c.want)) {
+				t.Fatalf("got  %s\nwant %s", got, c.want)
+			}
+		})
+	}
+}
+
+func TestStringifyStructuredResultUnchanged(t *testing.T) {
+	for _, in := range []string{
+		`{"type":"list","items":["a","b"]}`,
+		`{"type":"table","headers":["A","B"],"rows":[["1","2"],[]]}`,
+		`{"type":"key_value","entries":[{"key":"a","value":"b"}]}`,
+		`{"type":"list","items":[]}`,
+		`{"type":"list","items":"not an array"}`,
+		`{"type":"chart","data":[1,2,3]}`,
+		`{"items":[1,2]}`,
+		`{"type":1,"items":[1]}`,
+		`[1,2]`,
+		`"text"`,
+		`null`,
+		`not json`,
+		``,
+	} {
+		raw := []byte(in)
+		got := StringifyStructuredResult(raw)
+		if !bytes.Equal(got, raw) || (len(raw) > 0 && &got[0] != &raw[0]) {
+			t.Errorf("%s: not returned as the same slice: %s", in, got)
+		}
+	}
+	// A result that changes must not touch the input.
+	raw := []byte(`{"type":"list","items":[1]}`)
+	orig := string(raw)
+	StringifyStructuredResult(raw)
+	if string(raw) != orig {
+		t.Fatalf("input modified: %s", raw)
+	}
+}
+
+func TestJSONEqual(t *testing.T) {
+	cases := []struct {
+		a, b string
+		eq   bool
+	}{
+		{`{"a":1,"b":2}`, `{"b":2,"a":1}`, true},
+		{`{"a":1}`, `{ "a" : 1.0 }`, true},
+		{`{"a":100}`, `{"a":1e2}`, true},
+		{`[1,2]`, `[2,1]`, false},
+		{`{"a":[1,{"b":null}]}`, `{"a":[1,{"b":null}]}`, true},
+		{`{"a":"1"}`, `{"a":1}`, false},
+		{`{"a":1}`, `{"a":1,"b":1}`, false},
+		{`{"a":true}`, `{"a":"true"}`, false},
+		{`{"a":"é"}`, `{"a":"\u00e9"}`, true},
+		{`{"a":1}`, `{"a":`, false},
+		{`{"a":`, `{"a":`, true}, // byte-equal texts are equal
+		{`null`, `null`, true},
+		{`{}`, `[]`, false},
+	}
+	for _, c := range cases {
+		if got := jsonEqual([]byte(c.a), []byte(c.b)); got != c.eq {
+			t.Errorf("jsonEqual(%s, %s) = %v", c.a, c.b, got)
+		}
+		if got := jsonEqual([]byte(c.b), []byte(c.a)); got != c.eq {
+			t.Errorf("jsonEqual(%s, %s) = %v (swapped)", c.b, c.a, got)
+		}
+	}
+}
+
+func TestUnsafeString(t *testing.T) {
+	if unsafeString(nil) != "" || unsafeString([]byte{}) != "" {
+		t.Fatal("empty")
+	}
+	if unsafeString([]byte("abc")) != "abc" {
+		t.Fatal("abc")
+	}
+}

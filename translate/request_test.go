@@ -1,0 +1,228 @@
+package translate
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+var allModels = RequestOptions{StructuredModels: []string{"*"}}
+
+// rawValues maps each top-level key of a JSON object to its raw text.
+func rawValues(t *testing.T, b []byte) map[string]string {
+	t.Helper()
+	r := gjson.ParseBytes(b)
+	if !r.IsObject() {
+		t.Fatalf("not an object: %s", b)
+	}
+	m := map[string]string{}
+	r.ForEach(func(k, v gjson.Result) bool {
+		m[k.Str] = v.Raw
+		return true
+	})
+	return m
+}
+
+func TestRewriteRequestFlagsRemovedWhateverTheirValue(t *testing.T) {
+	values := []string{`true`, `false`, `"true"`, `1`, `0`, `null`, `{}`, `[true]`, `"yes"`}
+	for _, flag := range requestFlags {
+		for _, v := range values {
+			for _, pos := range []string{"first", "middle", "last", "only"} {
+				var body string
+				switch pos {
+				case "first":
+					body = `{"` + flag + `":` + v + `,"model":"gpt-4o-mini","messages":[{"role":"user","content":"caf\u00e9 1.0e0"}],"temperature":1.50}`
+				case "middle":
+					body = `{"model":"gpt-4o-mini","` + flag + `":` + v + `,"messages":[{"role":"user","content":"caf\u00e9 1.0e0"}],"temperature":1.50}`
+				case "last":
+					body = `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"caf\u00e9 1.0e0"}],"temperature":1.50,"` + flag + `":` + v + `}`
+				case "only":
+					body = `{"` + flag + `":` + v + `}`
+				}
+				in := []byte(body)
+				res, ok := RewriteRequest(in, RequestOptions{})
+				name := flag + "=" + v + "/" + pos
+				if !ok {
+					t.Fatalf("%s: ok = false", name)
+				}
+				if string(in) != body {
+					t.Fatalf("%s: input modified", name)
+				}
+				if !res.Changed || sameSlice(res.Body, in) {
+					t.Fatalf("%s: Changed=%v", name, res.Changed)
+				}
+				if !json.Valid(res.Body) {
+					t.Fatalf("%s: invalid body %s", name, res.Body)
+				}
+				got, want := rawValues(t, res.Body), rawValues(t, in)
+				delete(want, flag)
+				if len(got) != len(want) {
+					t.Fatalf("%s: keys %v, want %v", name, got, want)
+				}
+				for k, w := range want {
+					if got[k] != w {
+						t.Fatalf("%s: %s = %s, want %s exactly", name, k, got[k], w)
+					}
+				}
+				wantRunOnce := (flag == "run_once" || flag == "return_final_only") && v == "true"
+				if res.RunOnce != wantRunOnce {
+					t.Fatalf("%s: RunOnce = %v", name, res.RunOnce)
+				}
+				if res.Structured && v != "true" {
+					t.Fatalf("%s: Structured without enable_structured_output:true", name)
+				}
+			}
+		}
+	}
+}
+
+func TestRewriteRequestAllFlags(t *testing.T) {
+	in := []byte("{\n  \"run_once\": true,\n  \"model\": \"m\",\n  \"return_final_only\": false,\n  \"messages\": [],\n  \"enable_structured_output\": false\n}")
+	res, ok := RewriteRequest(in, allModels)
+	if !ok || !res.Changed || !res.RunOnce || res.Structured || res.Model != "m" {
+		t.Fatalf("ok=%v res=%+v", ok, res)
+	}
+	if !json.Valid(res.Body) || !jsonEqual(res.Body, []byte(`{"model":"m","messages":[]}`)) {
+		t.Fatalf("body %s", res.Body)
+	}
+	for _, f := range requestFlags {
+		if strings.Contains(string(res.Body), f) {
+			t.Fatalf("%s still in %s", f, res.Body)
+		}
+	}
+
+	res, _ = RewriteRequest([]byte(`{"return_final_only":true}`), RequestOptions{})
+	if !res.RunOnce || string(res.Body) != `{}` {
+		t.Fatalf("return_final_only: %+v %s", res, res.Body)
+	}
+}
+
+func TestRewriteRequestNothingToChange(t *testing.T) {
+	for _, body := range []string{
+		`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hello"}]}`,
+		"{\n \"model\" : \"x\" ,\n \"stream\": true }\n",
+		`{}`,
+		`{"messages":[{"role":"user","content":"run_once: true"}],"metadata":{"run_once":true}}`,
+		`{"Run_Once":true}`,
+	} {
+		in := []byte(body)
+		res, ok := RewriteRequest(in, RequestOptions{StructuredModels: []string{"*"}, MaxPromptChars: 0})
+		if !ok {
+			t.Fatalf("%s: ok = false", body)
+		}
+		if res.Changed || !sameSlice(res.Body, in) || res.RunOnce || res.Structured {
+			t.Fatalf("%s: res %+v", body, res)
+		}
+		if !res.Meta.Empty() {
+			t.Fatalf("%s: meta %s", body, res.Meta.JSON())
+		}
+	}
+}
+
+func TestRewriteRequestNotAnObject(t *testing.T) {
+	for _, body := range []string{``, `[]`, `[{"run_once":true}]`, `"x"`, `{"run_once":true`, `null`, `{"a":1}x`} {
+		in := []byte(body)
+		res, ok := RewriteRequest(in, allModels)
+		if ok {
+			t.Fatalf("%q: ok = true", body)
+		}
+		if !sameSlice(res.Body, in) || res.Changed || res.RunOnce {
+			t.Fatalf("%q: res %+v", body, res)
+		}
+	}
+}
+
+func TestRewriteRequestModel(t *testing.T) {
+	in := []byte(`{"model":"gpt-4o-mini","messages":[]}`)
+	res, _ := RewriteRequest(in, RequestOptions{})
+	if res.Model != "gpt-4o-mini" {
+		t.Fatalf("Model = %q", res.Model)
+	}
+	// The model outlives the request buffer (it names the model of the
+	// converted chunks): it must not point into it.
+	copy(in, strings.Repeat("X", len(in)))
+	if res.Model != "gpt-4o-mini" {
+		t.Fatalf("Model changed with the caller's buffer: %q", res.Model)
+	}
+	for _, body := range []string{`{"model":1}`, `{"model":null}`, `{}`} {
+		if res, _ := RewriteRequest([]byte(body), RequestOptions{}); res.Model != "" {
+			t.Fatalf("%s: Model = %q", body, res.Model)
+		}
+	}
+}
+
+func TestRewriteRequestStructuredFlag(t *testing.T) {
+	cases := []struct {
+		name  string
+		body  string
+		globs []string
+		// wantOff: structured mode must be off. When false, the outcome
+		// depends on ApplyStructuredRequest (owned elsewhere) and only the
+		// removal of the flag is checked.
+		wantOff bool
+	}{
+		{"model not listed", `{"model":"claude-3","enable_structured_output":true,"messages":[]}`, []string{"gpt-*"}, true},
+		{"no globs", `{"model":"gpt-4o","enable_structured_output":true,"messages":[]}`, nil, true},
+		{"no model, glob needs one", `{"enable_structured_output":true,"messages":[]}`, []string{"gpt-*"}, true},
+		{"response_format present", `{"model":"gpt-4o","enable_structured_output":true,"response_format":{"type":"json_object"},"messages":[]}`, []string{"*"}, true},
+		{"response_format null is present", `{"model":"gpt-4o","response_format":null,"enable_structured_output":true}`, []string{"*"}, true},
+		{"flag false", `{"model":"gpt-4o","enable_structured_output":false,"messages":[]}`, []string{"*"}, true},
+		{"flag not a boolean", `{"model":"gpt-4o","enable_structured_output":"true","messages":[]}`, []string{"*"}, true},
+		{"bad glob matches nothing", `{"model":"gpt-4o","enable_structured_output":true}`, []string{"[", "gpt-5*"}, true},
+		{"model matches", `{"model":"gpt-4o","enable_structured_output":true,"messages":[]}`, []string{"claude-*", "gpt-*"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := []byte(c.body)
+			res, ok := RewriteRequest(in, RequestOptions{StructuredModels: c.globs})
+			if !ok || !res.Changed || !json.Valid(res.Body) {
+				t.Fatalf("ok=%v res=%+v", ok, res)
+			}
+			if gjson.GetBytes(res.Body, "enable_structured_output").Exists() {
+				t.Fatalf("flag not removed: %s", res.Body)
+			}
+			if c.wantOff {
+				if res.Structured {
+					t.Fatal("Structured = true")
+				}
+				want := rawValues(t, in)
+				delete(want, "enable_structured_output")
+				got := rawValues(t, res.Body)
+				if len(got) != len(want) {
+					t.Fatalf("keys changed: %s", res.Body)
+				}
+				for k, v := range want {
+					if got[k] != v {
+						t.Fatalf("%s changed: %s", k, res.Body)
+					}
+				}
+			}
+			if res.RunOnce {
+				t.Fatal("RunOnce")
+			}
+		})
+	}
+}
+
+func TestModelMatchesAndValidGlob(t *testing.T) {
+	if !modelMatches([]string{"gpt-*"}, "gpt-4o") || modelMatches([]string{"gpt-*"}, "o1") {
+		t.Fatal("gpt-*")
+	}
+	if !modelMatches([]string{"*"}, "") || !modelMatches([]string{"*"}, "anything") {
+		t.Fatal("*")
+	}
+	// path.Match: "*" does not cross "/".
+	if modelMatches([]string{"*"}, "openai/gpt-4o") || !modelMatches([]string{"*/*"}, "openai/gpt-4o") {
+		t.Fatal("slash")
+	}
+	if modelMatches(nil, "x") {
+		t.Fatal("nil globs")
+	}
+	for g, ok := range map[string]bool{"*": true, "gpt-?o": true, "[a-z]*": true, "[": false, "a\\": false} {
+		if ValidGlob(g) != ok {
+			t.Errorf("ValidGlob(%q) != %v", g, ok)
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package translate
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// fuzzPieces cuts in into pieces whose sizes come from pattern (each byte
+// gives 1 to 16; the pattern repeats). An empty pattern means at once.
+func fuzzPieces(in, pattern []byte) [][]byte {
+	if len(pattern) == 0 {
+		return [][]byte{in}
+	}
+	var out [][]byte
+	for i := 0; len(in) > 0; i++ {
+		k := 1 + int(pattern[i%len(pattern)]&15)
+		k = min(k, len(in))
+		out = append(out, in[:k])
+		in = in[k:]
+	}
+	return out
+}
+
+func addSSESeeds(f *testing.F, withLimit bool) {
+	seeds := append([]string{}, splitterCorpus...)
+	seeds = append(seeds,
+		roleEv()+toolEv(0, "a")+toolArgsEv(0, "{}")+contentEv("x")+doneEv,
+		ev(`{"meta":{"tools_used":["m"]}}`)+doneEv,
+		ev(`{"error":{"message":"e"}}`),
+		"data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\r\n\r",
+	)
+	for _, s := range seeds {
+		for _, p := range []string{"", "\x00", "\x03\x01", "\x07\x00\x0f"} {
+			if withLimit {
+				f.Add([]byte(s), []byte(p), uint16(24))
+				f.Add([]byte(s), []byte(p), uint16(0))
+			} else {
+				f.Add([]byte(s), []byte(p))
+			}
+		}
+	}
+}
+
+// FuzzSSESplitter: any bytes, any chunking, any limit: every byte is handed
+// on once and in order, the buffer never holds more than the limit, and the
+// events are those of the whole input fed at once.
+func FuzzSSESplitter(f *testing.F) {
+	addSSESeeds(f, true)
+	f.Fuzz(func(t *testing.T, in, pattern []byte, limit uint16) {
+		max := int(limit)
+		if max == 0 {
+			max = len(in) + 1 // no event is oversize
+		}
+		s := NewSSESplitter(max)
+		var h splitRec
+		for _, p := range fuzzPieces(in, pattern) {
+			s.Feed(p, &h)
+			if len(s.buf) > max {
+				t.Fatalf("buffer holds %d bytes, limit %d", len(s.buf), max)
+			}
+		}
+		s.Close(&h)
+		if got := h.all(); !bytes.Equal(got, in) {
+			t.Fatalf("bytes handed on differ\n got %q\nwant %q", got, in)
+		}
+		evs, over := h.events(t)
+		for i, e := range evs {
+			if over[i] != (len(e) > max) {
+				t.Fatalf("event of %d bytes, limit %d: oversize=%v", len(e), max, over[i])
+			}
+		}
+		evs = normalizeSplitCRLF(evs)
+		ref := wholeEvents(in)
+		if len(evs) != len(ref) {
+			t.Fatalf("%d events, whole input gives %d\n got %q\nwant %q", len(evs), len(ref), evs, ref)
+		}
+		for i := range ref {
+			if !bytes.Equal(evs[i], ref[i]) {
+				t.Fatalf("event %d = %q, whole input gives %q", i, evs[i], ref[i])
+			}
+		}
+	})
+}
+
+// FuzzSSERewriterPassthrough: with nothing to say (no meta, no tool calls),
+// the rewriter's output is its input, byte for byte, whatever the chunking
+// and the limit.
+func FuzzSSERewriterPassthrough(f *testing.F) {
+	addSSESeeds(f, true)
+	f.Fuzz(func(t *testing.T, in, pattern []byte, limit uint16) {
+		if bytes.Contains(in, []byte("meta")) || bytes.Contains(in, []byte("tool_calls")) || bytes.Contains(in, []byte("function_call")) {
+			return
+		}
+		max := int(limit)
+		if max == 0 {
+			max = 1 << 20
+		}
+		var w recWriter
+		r := NewSSERewriter(&w, SSEOptions{MaxEvent: max, FinalMeta: true}, nil)
+		for _, p := range fuzzPieces(in, pattern) {
+			if _, err := r.Write(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(w.buf.Bytes(), in) {
+			t.Fatalf("output differs\n got %q\nwant %q", w.buf.Bytes(), in)
+		}
+	})
+}
+
+// FuzzSSERewriterToolCalls: with tool calls but no upstream meta, the output
+// is the input plus at most one final meta event, set apart by the line
+// ends that close an unterminated last event; the meta event is one line,
+// a valid chunk.
+func FuzzSSERewriterToolCalls(f *testing.F) {
+	addSSESeeds(f, false)
+	f.Add([]byte(toolEv(0, "a")[:40]+toolEv(1, "b")), []byte("\x02"))
+	f.Add([]byte(`data: {"choices":[{"delta":{"tool_calls":[{"function":{"name":"x"}}]}}]}`), []byte{})
+	f.Fuzz(func(t *testing.T, in, pattern []byte) {
+		if bytes.Contains(in, []byte("meta")) {
+			return
+		}
+		var w recWriter
+		r := NewSSERewriter(&w, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true}, nil)
+		for _, p := range fuzzPieces(in, pattern) {
+			r.Write(p)
+		}
+		r.Close()
+		out := w.buf.String()
+		metas, rest := cutMetaEvents(t, out)
+		if len(metas) > 1 {
+			t.Fatalf("%d meta events", len(metas))
+		}
+		if len(metas) == 0 {
+			if out != string(in) {
+				t.Fatalf("no meta event, but the output differs\n got %q\nwant %q", out, in)
+			}
+			if !r.Meta().Empty() {
+				t.Fatalf("meta %s collected but not written", r.Meta().JSON())
+			}
+			return
+		}
+		metaEventData(t, metas[0])
+		// Besides the meta event, only the line ends that close an
+		// unterminated upstream event may have been added, right before it.
+		before, after, _ := strings.Cut(out, metas[0])
+		for _, term := range []string{"", "\n", "\n\n"} {
+			if strings.HasSuffix(before, term) && strings.TrimSuffix(before, term)+after == string(in) {
+				if term != "" && (strings.HasSuffix(strings.TrimSuffix(before, term), "\n\n") || len(before) == len(term)) {
+					t.Fatalf("added %q after an event that was already terminated\n%q", term, out)
+				}
+				return
+			}
+		}
+		t.Fatalf("output minus the meta event is not the input\n got %q\nwant %q", rest, in)
+	})
+}
