@@ -3,6 +3,7 @@ package translate
 import (
 	"bytes"
 	"io"
+	"strconv"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -161,8 +162,11 @@ func (r *SSERewriter) objectEvent(raw, data []byte) {
 	if bytes.Contains(data, metaKey) {
 		if m := gjson.Get(s, "meta"); m.IsObject() && gjson.Valid(s) {
 			r.meta.MergeJSON([]byte(m.Raw))
-			if onlyKey(s, "meta") {
-				return // withheld: its meta joins the final one
+			// Withheld: its meta joins the final one. With final_meta off
+			// there is no final one, so the upstream's event passes and its
+			// meta survives (SPEC 4.1).
+			if r.opts.FinalMeta && onlyKey(s, "meta") {
+				return
 			}
 		}
 	}
@@ -209,7 +213,12 @@ func (r *SSERewriter) objectEvent(raw, data []byte) {
 // reply decoder. It reports whether it wrote (or dropped) the event itself.
 func (r *SSERewriter) structuredEvent(raw, data []byte) bool {
 	s := unsafeString(data)
-	c := gjson.Get(s, "choices.0.delta.content")
+	pos := choiceZero(s)
+	if pos < 0 {
+		return false
+	}
+	prefix := "choices." + strconv.Itoa(pos)
+	c := gjson.Get(s, prefix+".delta.content")
 	if c.Type != gjson.String {
 		return false
 	}
@@ -217,10 +226,10 @@ func (r *SSERewriter) structuredEvent(raw, data []byte) bool {
 	if text == c.Str {
 		return false
 	}
-	if text == "" && !carriesMore(s) {
+	if text == "" && !carriesMore(s, prefix) {
 		return true // only raw JSON of the structured reply: nothing to show
 	}
-	out, err := sjson.SetBytes(append([]byte(nil), data...), "choices.0.delta.content", text)
+	out, err := sjson.SetBytes(append([]byte(nil), data...), prefix+".delta.content", text)
 	if err != nil {
 		return false
 	}
@@ -230,10 +239,25 @@ func (r *SSERewriter) structuredEvent(raw, data []byte) bool {
 	return true
 }
 
+// choiceZero returns the position in choices of choice 0: the element whose
+// index is 0, or that has no index (some providers omit it); -1 when none.
+func choiceZero(s string) int {
+	pos, found := 0, -1
+	gjson.Get(s, "choices").ForEach(func(_, c gjson.Result) bool {
+		if idx := c.Get("index"); !idx.Exists() || (idx.Type == gjson.Number && idx.Num == 0) {
+			found = pos
+			return false
+		}
+		pos++
+		return true
+	})
+	return found
+}
+
 // carriesMore reports whether a chunk carries something besides content that
 // a client needs: the role, a finish reason, usage or tool calls.
-func carriesMore(s string) bool {
-	res := gjson.GetMany(s, "choices.0.delta.role", "choices.0.finish_reason", "usage", "choices.0.delta.tool_calls", "choices.1")
+func carriesMore(s, prefix string) bool {
+	res := gjson.GetMany(s, prefix+".delta.role", prefix+".finish_reason", "usage", prefix+".delta.tool_calls", "choices.1")
 	for _, v := range res {
 		if v.Exists() && v.Type != gjson.Null {
 			return true
