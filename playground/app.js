@@ -1,0 +1,755 @@
+// llm_meta playground: a chat page that talks to llm_meta and shows the
+// reply text and the meta object the way a chat UI would render them.
+// Plain script, no build step. The pure helpers at the top (SSE parsing,
+// meta merging, content extraction) are also exported for Node tests.
+'use strict';
+
+/* ------------------------------------------------------------------ */
+/* Pure helpers                                                        */
+/* ------------------------------------------------------------------ */
+
+// SSEParser splits a text/event-stream into events by the WHATWG rules:
+// lines end in CRLF, LF or CR (a CR at the end of one chunk and an LF at the
+// start of the next are one line end); a blank line ends an event; lines
+// starting with ':' are comments; several data: lines join with '\n'; one
+// space after the colon is dropped; a leading BOM is ignored; end() also
+// ends an unterminated last event.
+class SSEParser {
+  constructor(onEvent) {
+    this.onEvent = onEvent;
+    this.buf = '';
+    this.data = [];
+    this.event = '';
+    this.started = false;
+    this.skipLF = false;
+  }
+
+  push(text) {
+    if (!text) return;
+    if (!this.started) {
+      this.started = true;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
+    if (this.skipLF) {
+      this.skipLF = false;
+      if (text[0] === '\n') text = text.slice(1);
+    }
+    this.buf += text;
+    let start = 0;
+    for (;;) {
+      let i = start;
+      const n = this.buf.length;
+      while (i < n && this.buf[i] !== '\n' && this.buf[i] !== '\r') i++;
+      if (i >= n) break;
+      const line = this.buf.slice(start, i);
+      if (this.buf[i] === '\r') {
+        if (i + 1 < n) {
+          start = this.buf[i + 1] === '\n' ? i + 2 : i + 1;
+        } else {
+          start = i + 1;
+          this.skipLF = true; // the LF of a CRLF may come in the next chunk
+        }
+      } else {
+        start = i + 1;
+      }
+      this.line(line);
+    }
+    this.buf = this.buf.slice(start);
+  }
+
+  end() {
+    if (this.buf !== '') this.line(this.buf);
+    this.buf = '';
+    this.dispatch();
+  }
+
+  line(line) {
+    if (line === '') return this.dispatch();
+    if (line[0] === ':') return;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value[0] === ' ') value = value.slice(1);
+    if (field === 'data') this.data.push(value);
+    else if (field === 'event') this.event = value;
+  }
+
+  dispatch() {
+    if (this.data.length > 0) {
+      this.onEvent({ event: this.event || 'message', data: this.data.join('\n') });
+    }
+    this.data = [];
+    this.event = '';
+  }
+}
+
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+// mergeMeta applies SPEC 4.1: later keys win, except tools_used (union in
+// first-seen order, non-empty strings only) and prompt_trimmed_to (smaller
+// wins). A stream normally carries one final meta event; merging keeps the
+// page right when an upstream sends several.
+function mergeMeta(a, b) {
+  const out = Object.assign({}, a);
+  if (!isObject(b)) return out;
+  for (const [k, v] of Object.entries(b)) {
+    if (k === 'tools_used') {
+      const seen = new Set();
+      const list = [];
+      for (const name of [].concat(out.tools_used || [], Array.isArray(v) ? v : [])) {
+        if (typeof name === 'string' && name !== '' && !seen.has(name)) {
+          seen.add(name);
+          list.push(name);
+        }
+      }
+      out.tools_used = list;
+    } else if (k === 'prompt_trimmed_to' && typeof v === 'number' && typeof out[k] === 'number') {
+      out[k] = Math.min(out[k], v);
+    } else {
+      out[k] = v;
+    }
+  }
+  return out;
+}
+
+// textOf reads a message's content: a string, or an array of parts whose
+// text values join with '\n'.
+function textOf(v) {
+  if (typeof v === 'string') return v;
+  if (Array.isArray(v)) {
+    const parts = v.map((p) => (p && typeof p.text === 'string' ? p.text : null)).filter((t) => t !== null);
+    return parts.length ? parts.join('\n') : null;
+  }
+  return null;
+}
+
+// contentOf finds the reply text of a JSON answer, in the order the JARVIS
+// edge function used: {content} of a run-once reply, choices[0].message or
+// .delta, choices[0].text, then output, response, message, text.
+function contentOf(obj) {
+  if (!isObject(obj)) return null;
+  const c0 = Array.isArray(obj.choices) ? obj.choices[0] : null;
+  if (isObject(c0)) {
+    for (const k of ['message', 'delta']) {
+      const m = c0[k];
+      if (typeof m === 'string') return m;
+      if (isObject(m)) {
+        const t = textOf(m.content) ?? textOf(m.text);
+        if (t !== null) return t;
+      }
+    }
+    if (typeof c0.text === 'string') return c0.text;
+  }
+  for (const k of ['content', 'output', 'response', 'message', 'text']) {
+    const t = textOf(obj[k]);
+    if (t !== null) return t;
+  }
+  return null;
+}
+
+// errorMessage reads the message of an error body: the edge shape
+// {"error": "..."}, OpenAI's {"error": {"message": ...}}, or the raw text.
+function errorMessage(obj, raw, status, statusText) {
+  if (isObject(obj)) {
+    if (typeof obj.error === 'string' && obj.error !== '') return obj.error;
+    if (isObject(obj.error) && typeof obj.error.message === 'string') return obj.error.message;
+    if (typeof obj.message === 'string' && obj.message !== '') return obj.message;
+  }
+  const text = (raw || '').trim();
+  if (text) return text.length > 600 ? text.slice(0, 600) + '…' : text;
+  return `${status} ${statusText || ''}`.trim();
+}
+
+// buildRequest turns the settings and the conversation into a fetch request.
+// OpenAI path: the chat body with stream:true (stream) or stream:true plus
+// run_once:true (llm_meta collapses the stream into one {content, meta}).
+// Edge path: the JARVIS edge function's body; x-stream: true to stream.
+function buildRequest(s, history) {
+  const base = (s.baseUrl || '').trim().replace(/\/+$/, '');
+  const headers = { 'Content-Type': 'application/json' };
+  if (s.token) headers.Authorization = 'Bearer ' + s.token;
+  let path;
+  let body;
+  if (s.endpoint === 'edge') {
+    path = '/functions/v1/jarvis';
+    const last = history[history.length - 1];
+    body = { message: last ? last.content : '', messages: history, session_id: s.sessionId };
+    if (s.model) body.model = s.model;
+    if (s.mode === 'stream') headers['x-stream'] = 'true';
+  } else {
+    path = '/v1/chat/completions';
+    body = { model: s.model, messages: history, stream: true };
+    if (s.mode === 'run-once') body.run_once = true;
+  }
+  if (s.structured) body.enable_structured_output = true;
+  return { url: base + path, path, headers, body };
+}
+
+/* ------------------------------------------------------------------ */
+/* DOM helpers                                                         */
+/* ------------------------------------------------------------------ */
+
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === 'class') el.className = v;
+    else if (k === 'testid') el.dataset.testid = v;
+    else if (k === 'text') el.textContent = v;
+    else el.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : String(c));
+  }
+  return el;
+}
+
+// cellText renders any JSON value as text: strings as they are, null as '',
+// objects and arrays as compact JSON (what llm_meta already does upstream).
+function cellText(v) {
+  if (typeof v === 'string') return v;
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+}
+
+// Inline Markdown: `code`, **bold**, *italic*, as DOM nodes (never HTML).
+function inline(parent, text) {
+  const re = /(`[^`\n]+`)|(\*\*[^*\n]+\*\*)|(\*[^*\s][^*\n]*\*)/g;
+  let last = 0;
+  for (const m of text.matchAll(re)) {
+    if (m.index > last) parent.append(text.slice(last, m.index));
+    const t = m[0];
+    if (m[1]) parent.append(h('code', { text: t.slice(1, -1) }));
+    else if (m[2]) parent.append(h('strong', { text: t.slice(2, -2) }));
+    else parent.append(h('em', { text: t.slice(1, -1) }));
+    last = m.index + t.length;
+  }
+  if (last < text.length) parent.append(text.slice(last));
+}
+
+// renderMarkdown draws a small, safe subset of Markdown: paragraphs, line
+// breaks, bullet and numbered lists, fenced code and inline marks.
+function renderMarkdown(el, text) {
+  el.replaceChildren();
+  const chunks = text.split(/^```[^\n]*\n?/m);
+  chunks.forEach((chunk, i) => {
+    if (i % 2 === 1) {
+      el.append(h('pre', { class: 'code' }, h('code', { text: chunk.replace(/\n$/, '') })));
+      return;
+    }
+    for (const block of chunk.split(/\n{2,}/)) {
+      if (!block.trim()) continue;
+      const lines = block.split('\n');
+      const bullet = lines.every((l) => /^\s*[-*•] /.test(l));
+      const numbered = lines.every((l) => /^\s*\d+[.)] /.test(l));
+      if (bullet || numbered) {
+        const list = h(bullet ? 'ul' : 'ol');
+        for (const l of lines) {
+          const li = h('li');
+          inline(li, l.replace(/^\s*(?:[-*•]|\d+[.)]) /, ''));
+          list.append(li);
+        }
+        el.append(list);
+      } else {
+        const p = h('p');
+        lines.forEach((l, j) => {
+          if (j > 0) p.append(h('br'));
+          inline(p, l);
+        });
+        el.append(p);
+      }
+    }
+  });
+}
+
+/* ------------------------------------------------------------------ */
+/* Rendering meta                                                      */
+/* ------------------------------------------------------------------ */
+
+function section(title, testid, ...children) {
+  return h('section', { class: 'meta-block', testid, 'aria-label': title },
+    h('h3', { text: title }), ...children);
+}
+
+function chipList(items, opts = {}) {
+  return h('ul', { class: 'chips' + (opts.muted ? ' muted' : ''), testid: opts.testid || null },
+    items.map((it) => h('li', { class: 'chip', testid: opts.chipTestid || null }, it)));
+}
+
+// structured_result, as JARVIS's StructuredResultView draws it: list → ul,
+// table → table with headers, key_value → a definition list, anything else
+// (arrays and primitives included) → an expandable block of pretty JSON.
+function renderStructuredResult(sr) {
+  let body;
+  if (isObject(sr) && sr.type === 'list' && Array.isArray(sr.items)) {
+    body = h('ul', { class: 'sr-list', testid: 'sr-list' }, sr.items.map((it) => h('li', { text: cellText(it) })));
+  } else if (isObject(sr) && sr.type === 'table' && Array.isArray(sr.headers) && Array.isArray(sr.rows)) {
+    body = h('div', { class: 'table-wrap' },
+      h('table', { class: 'sr-table', testid: 'sr-table' },
+        h('thead', {}, h('tr', {}, sr.headers.map((x) => h('th', { scope: 'col', text: cellText(x) })))),
+        h('tbody', {}, sr.rows.map((row) => h('tr', {},
+          (Array.isArray(row) ? row : [row]).map((c) => h('td', { text: cellText(c) })))))));
+  } else if (isObject(sr) && sr.type === 'key_value' && Array.isArray(sr.entries)) {
+    body = h('dl', { class: 'sr-kv', testid: 'sr-kv' }, sr.entries.flatMap((e) => [
+      h('dt', { text: cellText(isObject(e) ? e.key : '') }),
+      h('dd', { text: cellText(isObject(e) ? e.value : e) }),
+    ]));
+  } else {
+    body = h('details', { class: 'json', testid: 'sr-json' },
+      h('summary', { text: 'Expand JSON' + (isObject(sr) && typeof sr.type === 'string' ? ` (${sr.type})` : '') }),
+      h('pre', { text: JSON.stringify(sr, null, 2) }));
+  }
+  return section('Structured result', 'structured-result', body);
+}
+
+function renderStructuredMetadata(sm) {
+  if (!isObject(sm)) {
+    return section('Structured metadata', 'structured-metadata',
+      h('pre', { class: 'json', text: JSON.stringify(sm, null, 2) }));
+  }
+  const rows = [];
+  const badges = [];
+  if (typeof sm.intent === 'string' && sm.intent) {
+    badges.push(h('span', { class: 'badge intent', testid: 'sm-intent', text: sm.intent.replace(/_/g, ' ') }));
+  }
+  if (sm.requires_user_action === true) {
+    badges.push(h('span', { class: 'badge warn', testid: 'sm-action', text: 'needs your action' }));
+  }
+  if (badges.length) rows.push(h('dt', { text: 'Intent' }), h('dd', { class: 'badges' }, badges));
+  const entities = Array.isArray(sm.entities) ? sm.entities : [];
+  if (entities.length) {
+    rows.push(h('dt', { text: 'Entities' }), h('dd', {}, h('ul', { class: 'chips', testid: 'sm-entities' },
+      entities.map((e) => h('li', { class: 'chip entity', testid: 'entity-chip' },
+        h('span', { class: 'entity-name', text: cellText(isObject(e) ? e.name : e) }),
+        isObject(e) && e.type ? h('span', { class: 'entity-type', text: cellText(e.type) }) : null)))));
+  }
+  const topics = Array.isArray(sm.topics) ? sm.topics : [];
+  if (topics.length) {
+    rows.push(h('dt', { text: 'Topics' }),
+      h('dd', {}, chipList(topics.map(cellText), { testid: 'sm-topics', chipTestid: 'topic-chip', muted: true })));
+  }
+  if (isObject(sm.scheduling)) {
+    const s = sm.scheduling;
+    rows.push(h('dt', { text: 'Scheduling' }), h('dd', { testid: 'sm-scheduling' },
+      s.detected
+        ? h('span', { class: 'badge ok' }, 'detected', s.datetime_mentioned ? ': ' + cellText(s.datetime_mentioned) : '')
+        : h('span', { class: 'muted-text', text: 'none detected' })));
+  }
+  return section('Structured metadata', 'structured-metadata', h('dl', { class: 'props' }, rows));
+}
+
+function fmtNumber(n) {
+  return typeof n === 'number' ? n.toLocaleString('en-US') : cellText(n);
+}
+
+// meta.hustle: Agent Hustle's reasoning, intent, confidence, tools and cost.
+function renderHustle(hu) {
+  if (!isObject(hu)) return null;
+  const r = isObject(hu.reasoning) ? hu.reasoning : {};
+  const ic = isObject(hu.intent_context) && isObject(hu.intent_context.intentContext) ? hu.intent_context.intentContext : {};
+  const dev = isObject(hu.dev_tools_info) ? hu.dev_tools_info : {};
+  const usage = isObject(hu.token_usage) ? hu.token_usage : isObject(hu.path_info) ? hu.path_info : null;
+  const intent = r.activeIntent || ic.activeIntent;
+
+  const stat = (label, testid, cls, ...value) =>
+    h('div', { class: 'stat' + (cls ? ' ' + cls : '') }, h('dt', { text: label }), h('dd', { testid }, ...value));
+  const stats = [];
+  if (intent) stats.push(stat('Intent', 'hustle-intent', 'wide', cellText(intent)));
+  if (typeof r.confidence === 'number') {
+    stats.push(stat('Confidence', 'hustle-confidence', 'confidence',
+      h('meter', { min: '0', max: '1', value: String(r.confidence), 'aria-label': 'Confidence' }),
+      h('span', { text: Math.round(r.confidence * 100) + '%' })));
+  }
+  if (usage && (usage.tokensIn !== undefined || usage.tokensOut !== undefined)) {
+    stats.push(stat('Tokens', 'hustle-tokens', '', `${fmtNumber(usage.tokensIn ?? 0)} in / ${fmtNumber(usage.tokensOut ?? 0)} out`));
+  }
+  if (usage && usage.costUsd !== undefined) stats.push(stat('Cost', 'hustle-cost', 'cost', '$' + cellText(usage.costUsd)));
+
+  const rows = [];
+  const cats = Array.isArray(dev.qualifiedCategories) ? dev.qualifiedCategories : Array.isArray(r.categories) ? r.categories : [];
+  if (cats.length) rows.push(h('dt', { text: 'Categories' }), h('dd', {}, chipList(cats.map(cellText), { muted: true })));
+  if (Array.isArray(r.networks) && r.networks.length) {
+    rows.push(h('dt', { text: 'Networks' }), h('dd', {}, chipList(r.networks.map(cellText), { muted: true })));
+  }
+  if (Array.isArray(dev.availableTools) && dev.availableTools.length) {
+    rows.push(h('dt', { text: 'Tools available' }), h('dd', {}, chipList(dev.availableTools.map(cellText), { muted: true })));
+  }
+  if (Array.isArray(hu.data) && hu.data.length) {
+    rows.push(h('dt', { text: 'Other data' }), h('dd', {},
+      h('details', { class: 'json' }, h('summary', { text: `${hu.data.length} element(s)` }),
+        h('pre', { text: JSON.stringify(hu.data, null, 2) }))));
+  }
+  const block = section('Agent Hustle', 'hustle-summary');
+  if (stats.length) block.append(h('dl', { class: 'stats' }, stats));
+  if (r.thinking) block.append(h('blockquote', { class: 'thinking', testid: 'hustle-thinking', text: cellText(r.thinking) }));
+  if (rows.length) block.append(h('dl', { class: 'props' }, rows));
+  return block;
+}
+
+/* ------------------------------------------------------------------ */
+/* The page                                                            */
+/* ------------------------------------------------------------------ */
+
+const MODEL_HINTS = {
+  'demo-openai': 'OpenAI SSE with tool calls; the gateway adds a table in meta. Mention “weather” for two parallel tools.',
+  'demo-hustle': 'Agent Hustle data stream, converted to OpenAI chunks; reasoning and cost in meta.hustle.',
+  'demo-ui': 'AI SDK UI message stream, converted to OpenAI chunks.',
+  'demo-structured': 'A JSON reply; turn on structured output to get the reply text and meta.structured_metadata.',
+  'demo-plain': 'Plain text: no tools, no meta.',
+  __custom: 'Any model your gateway knows (run Caddy with LLM_GATEWAY=…).',
+};
+
+// AssistantView is one assistant turn: the reply as it streams, then its meta.
+class AssistantView {
+  constructor(log, req, settings) {
+    this.log = log;
+    this.text = '';
+    this.reasoning = '';
+    this.meta = {};
+    this.errors = [];
+    this.notes = [];
+    this.info = { events: 0, nonJSON: 0 };
+    this.req = req;
+    this.started = performance.now();
+
+    this.replyEl = h('div', { class: 'reply', testid: 'reply-text' });
+    this.cursor = h('span', { class: 'cursor', 'aria-hidden': 'true' });
+    this.reasoningEl = h('details', { class: 'reasoning', testid: 'reasoning', hidden: true },
+      h('summary', { text: 'Reasoning' }), h('p'));
+    this.noticesEl = h('div', { class: 'notices' });
+    this.metaEl = h('div', { class: 'meta' });
+    this.infoEl = h('details', { class: 'info', testid: 'request-info' });
+    this.statusEl = h('span', { class: 'status', testid: 'status', text: 'waiting…' });
+    const label = `${settings.model || '(default model)'} · ${settings.endpoint === 'edge' ? 'edge' : 'OpenAI'} · ${settings.mode}`;
+    this.el = h('article', { class: 'msg assistant', testid: 'assistant-message', 'data-state': 'pending', 'aria-busy': 'true' },
+      h('header', { class: 'msg-head' }, h('span', { class: 'who', text: 'Assistant' }),
+        h('span', { class: 'tag', testid: 'message-label', text: label }), this.statusEl),
+      this.reasoningEl, this.replyEl, this.noticesEl, this.metaEl, this.infoEl);
+    log.append(this.el);
+    this.renderText();
+    this.renderInfo();
+  }
+
+  setState(state, status) {
+    this.el.dataset.state = state;
+    if (status) this.statusEl.textContent = status;
+  }
+
+  // follow keeps the conversation scrolled to the bottom while the reply
+  // grows, unless the reader has scrolled up.
+  follow(fn) {
+    const log = this.log;
+    const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 80;
+    fn();
+    if (atBottom) log.scrollTop = log.scrollHeight;
+  }
+
+  appendText(t) {
+    this.text += t;
+    this.follow(() => this.renderText());
+  }
+
+  appendReasoning(t) {
+    this.reasoning += t;
+    this.reasoningEl.hidden = false;
+    this.reasoningEl.querySelector('p').textContent = this.reasoning;
+  }
+
+  renderText() {
+    renderMarkdown(this.replyEl, this.text);
+    const streaming = this.el && this.el.dataset.state === 'streaming';
+    if (streaming || (this.el && this.el.dataset.state === 'pending')) {
+      let last = this.replyEl.lastElementChild;
+      if (!last) this.replyEl.append((last = h('p')));
+      if (last.tagName === 'UL' || last.tagName === 'OL') last = last.lastElementChild || last;
+      last.append(this.cursor);
+    } else if (this.text.trim() === '' && this.errors.length === 0) {
+      this.replyEl.append(h('p', { class: 'muted-text', testid: 'no-text', text: 'No text in the reply.' }));
+    }
+  }
+
+  addMeta(m) {
+    this.meta = mergeMeta(this.meta, m);
+    this.follow(() => this.renderMeta());
+  }
+
+  addError(msg, where) {
+    this.errors.push({ msg, where });
+    this.follow(() => this.noticesEl.append(h('div', { class: 'notice error', role: 'alert', testid: 'error-message' },
+      h('strong', { text: where ? where + ': ' : 'Error: ' }), msg)));
+  }
+
+  addNote(msg) {
+    this.notes.push(msg);
+    this.noticesEl.append(h('div', { class: 'notice note', testid: 'note', text: msg }));
+  }
+
+  renderMeta() {
+    const m = this.meta;
+    const blocks = [];
+    if (typeof m.prompt_trimmed_to === 'number') {
+      blocks.push(h('div', { class: 'notice trimmed', role: 'status', testid: 'prompt-trimmed' },
+        `Prompt trimmed to ${fmtNumber(m.prompt_trimmed_to)} characters: the oldest messages were left out.`));
+    }
+    const tools = Array.isArray(m.tools_used) ? m.tools_used.filter((t) => typeof t === 'string' && t) : [];
+    if (tools.length) {
+      blocks.push(h('div', { class: 'used', testid: 'tools-used' }, h('span', { class: 'used-label', text: 'Used:' }),
+        h('ul', { class: 'chips', 'aria-label': 'Tools used' }, tools.map((t) => h('li', { class: 'chip tool', testid: 'tool-chip', text: t })))));
+    }
+    if (m.structured_result !== undefined && m.structured_result !== null) blocks.push(renderStructuredResult(m.structured_result));
+    if (m.structured_metadata !== undefined && m.structured_metadata !== null) blocks.push(renderStructuredMetadata(m.structured_metadata));
+    if (m.hustle !== undefined && m.hustle !== null) blocks.push(renderHustle(m.hustle));
+    this.metaEl.replaceChildren(...blocks.filter(Boolean));
+    this.renderInfo();
+  }
+
+  renderInfo() {
+    const i = this.info;
+    const rows = [['Request', `POST ${this.req.url}`]];
+    const hdrs = Object.entries(this.req.headers)
+      .map(([k, v]) => `${k}: ${k === 'Authorization' ? 'Bearer •••' : v}`).join('\n');
+    rows.push(['Headers', hdrs]);
+    if (i.status) rows.push(['Response', `${i.status} ${i.statusText || ''} · ${i.contentType || 'no Content-Type'}`]);
+    if (i.ms !== undefined) rows.push(['Time', `${i.firstByteMs} ms to headers, ${i.ms} ms in all`]);
+    if (i.streamed) rows.push(['Events', `${i.events} event(s)${i.nonJSON ? `, ${i.nonJSON} not JSON` : ''}${i.done ? ', ended by [DONE]' : ''}`]);
+    if (i.finishReason) rows.push(['Finish reason', i.finishReason]);
+    if (i.usage) rows.push(['Usage', `${i.usage.prompt_tokens ?? '?'} prompt + ${i.usage.completion_tokens ?? '?'} completion tokens`]);
+    this.infoEl.replaceChildren(
+      h('summary', { text: 'Request and raw meta' }),
+      h('dl', { class: 'props small' }, rows.flatMap(([k, v]) => [h('dt', { text: k }), h('dd', {}, h('code', { text: v }))])),
+      h('p', { class: 'raw-title', text: 'Body sent' }),
+      h('pre', { class: 'json', testid: 'request-body', text: JSON.stringify(this.req.body, null, 2) }),
+      h('p', { class: 'raw-title', text: 'meta' }),
+      h('pre', { class: 'json', testid: 'meta-json', text: Object.keys(this.meta).length ? JSON.stringify(this.meta, null, 2) : '(none)' }));
+  }
+
+  finish(state, status) {
+    this.info.ms = Math.round(performance.now() - this.started);
+    const ms = this.info.ms;
+    this.setState(state, `${status} · ${ms < 1000 ? ms + ' ms' : (ms / 1000).toFixed(1) + ' s'}`);
+    this.el.setAttribute('aria-busy', 'false');
+    this.renderText();
+    this.renderInfo();
+  }
+}
+
+function readSettings(form) {
+  const v = (name) => form.elements[name].value;
+  const sel = v('model');
+  return {
+    model: sel === '__custom' ? form.elements['model-custom'].value.trim() : sel,
+    endpoint: v('endpoint'),
+    mode: v('mode'),
+    structured: form.elements.structured.checked,
+    baseUrl: v('base-url'),
+    token: v('token').trim(),
+    sessionId: v('session-id').trim() || 'jarvis-edge',
+  };
+}
+
+// handleEvent applies one SSE event to the view.
+function handleEvent(view, ev) {
+  view.info.events++;
+  const data = ev.data;
+  if (data === '[DONE]') {
+    view.info.done = true;
+    return;
+  }
+  let obj;
+  try {
+    obj = JSON.parse(data);
+  } catch {
+    view.info.nonJSON++;
+    return;
+  }
+  if (!isObject(obj)) return;
+  if (obj.error !== undefined && obj.error !== null) {
+    view.addError(errorMessage(obj, data, '', ''), 'Error event in the stream');
+  }
+  const c0 = Array.isArray(obj.choices) ? obj.choices[0] : null;
+  if (isObject(c0)) {
+    const d = isObject(c0.delta) ? c0.delta : {};
+    if (typeof d.content === 'string' && d.content) view.appendText(d.content);
+    if (typeof d.reasoning_content === 'string' && d.reasoning_content) view.appendReasoning(d.reasoning_content);
+    if (c0.finish_reason) view.info.finishReason = c0.finish_reason;
+  }
+  if (isObject(obj.usage)) view.info.usage = obj.usage;
+  if (isObject(obj.meta)) view.addMeta(obj.meta);
+}
+
+async function readStream(view, res, signal) {
+  view.info.streamed = true;
+  view.setState('streaming', 'streaming…');
+  view.renderText();
+  const parser = new SSEParser((ev) => handleEvent(view, ev));
+  const reader = res.body.getReader();
+  const dec = new TextDecoder();
+  const onAbort = () => reader.cancel().catch(() => {});
+  signal.addEventListener('abort', onAbort);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parser.push(dec.decode(value, { stream: true }));
+    }
+    // Cancelling the reader ends the loop like the end of the body would.
+    if (signal.aborted) throw new DOMException('The user stopped the reply.', 'AbortError');
+    parser.push(dec.decode());
+    parser.end();
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+function initPage() {
+  const form = document.getElementById('settings');
+  const composer = document.getElementById('composer');
+  const input = document.getElementById('message');
+  const log = document.getElementById('log');
+  const sendBtn = document.getElementById('send');
+  const stopBtn = document.getElementById('stop');
+  const newBtn = document.getElementById('new-chat');
+  const modelSel = document.getElementById('model');
+  const modelCustom = document.getElementById('model-custom');
+  const hint = document.getElementById('model-hint');
+  const preview = form.querySelector('.preview');
+  const sessionInput = document.getElementById('session-id');
+  const emptyState = log.querySelector('.empty');
+
+  let history = [];
+  let controller = null;
+  const newSession = () => 'playground-' + Date.now().toString(36);
+  sessionInput.value = newSession();
+
+  function updatePreview() {
+    const s = readSettings(form);
+    modelCustom.hidden = modelSel.value !== '__custom';
+    hint.textContent = MODEL_HINTS[modelSel.value] || '';
+    const r = buildRequest(s, [...history, { role: 'user', content: input.value || '…' }]);
+    const extra = Object.entries(r.headers).filter(([k]) => k !== 'Content-Type')
+      .map(([k, v]) => `${k}: ${k === 'Authorization' ? 'Bearer •••' : v}\n`).join('');
+    const body = Object.assign({}, r.body, { messages: `[${r.body.messages.length} message(s)]` });
+    preview.textContent = `POST ${r.path}\n${extra}${JSON.stringify(body, null, 2)}`;
+  }
+  form.addEventListener('input', updatePreview);
+  form.addEventListener('change', updatePreview);
+  form.addEventListener('submit', (e) => e.preventDefault());
+  input.addEventListener('input', updatePreview);
+  updatePreview();
+
+  function setBusy(busy) {
+    sendBtn.disabled = busy;
+    stopBtn.hidden = !busy;
+    composer.setAttribute('aria-busy', String(busy));
+  }
+
+  async function send(text) {
+    const settings = readSettings(form);
+    if (modelSel.value === '__custom' && !settings.model) {
+      modelCustom.focus();
+      return;
+    }
+    if (emptyState) emptyState.remove();
+    history.push({ role: 'user', content: text });
+    const userEl = h('article', { class: 'msg user', testid: 'user-message' }, h('p', { text: text }));
+    log.append(userEl);
+    const req = buildRequest(settings, history.slice());
+    const view = new AssistantView(log, req, settings);
+    log.scrollTop = log.scrollHeight;
+    controller = new AbortController();
+    setBusy(true);
+    try {
+      const res = await fetch(req.url, {
+        method: 'POST', headers: req.headers, body: JSON.stringify(req.body), signal: controller.signal,
+        cache: 'no-store',
+      });
+      const ct = res.headers.get('Content-Type') || '';
+      Object.assign(view.info, { status: res.status, statusText: res.statusText, contentType: ct,
+        firstByteMs: Math.round(performance.now() - view.started) });
+      if (!res.ok) {
+        const raw = await res.text();
+        let obj = null;
+        try { obj = JSON.parse(raw); } catch { /* not JSON: the text is the message */ }
+        view.addError(errorMessage(obj, raw, res.status, res.statusText), `HTTP ${res.status}`);
+        // A failed run-once reply still carries the content so far and meta.
+        if (isObject(obj)) {
+          if (typeof obj.content === 'string') view.appendText(obj.content);
+          if (isObject(obj.meta)) view.addMeta(obj.meta);
+        }
+        view.finish('error', `HTTP ${res.status}`);
+      } else if (/text\/event-stream/i.test(ct)) {
+        await readStream(view, res, controller.signal);
+        if (!view.info.done) view.addNote('The stream ended without data: [DONE].');
+        view.finish(view.errors.length ? 'error' : 'done', view.errors.length ? 'ended with an error' : 'done');
+      } else {
+        const raw = await res.text();
+        let obj = null;
+        try { obj = JSON.parse(raw); } catch { /* plain text reply */ }
+        if (isObject(obj)) {
+          const content = contentOf(obj);
+          if (content !== null) view.appendText(content);
+          if (isObject(obj.meta)) view.addMeta(obj.meta);
+          if (obj.error !== undefined && obj.error !== null) view.addError(errorMessage(obj, raw, res.status, res.statusText), 'Error in the reply');
+          if (Array.isArray(obj.choices) && obj.choices[0] && obj.choices[0].finish_reason) view.info.finishReason = obj.choices[0].finish_reason;
+          if (isObject(obj.usage)) view.info.usage = obj.usage;
+        } else {
+          view.appendText(raw);
+        }
+        view.finish(view.errors.length ? 'error' : 'done', view.errors.length ? 'error' : 'done');
+      }
+    } catch (err) {
+      if (err && err.name === 'AbortError') {
+        view.addNote('Stopped.');
+        view.finish('stopped', 'stopped');
+      } else {
+        view.addError(`${err && err.message ? err.message : err} — is llm_meta reachable at ${req.url}?`, 'Network error');
+        view.finish('error', 'network error');
+      }
+    } finally {
+      controller = null;
+      setBusy(false);
+      if (view.text.trim()) history.push({ role: 'assistant', content: view.text });
+      updatePreview();
+      view.follow(() => {});
+    }
+  }
+
+  composer.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const text = input.value.trim();
+    if (!text || controller) return;
+    input.value = '';
+    send(text);
+  });
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      composer.requestSubmit();
+    }
+  });
+  stopBtn.addEventListener('click', () => controller && controller.abort());
+  newBtn.addEventListener('click', () => {
+    if (controller) controller.abort();
+    history = [];
+    log.replaceChildren();
+    if (emptyState) log.append(emptyState);
+    sessionInput.value = newSession();
+    updatePreview();
+    input.focus();
+  });
+  log.addEventListener('click', (e) => {
+    const b = e.target.closest('.suggestion');
+    if (!b) return;
+    input.value = b.dataset.text;
+    composer.requestSubmit();
+  });
+}
+
+if (typeof document !== 'undefined') {
+  document.addEventListener('DOMContentLoaded', initPage);
+}
+if (typeof module !== 'undefined' && module.exports) {
+  module.exports = { SSEParser, mergeMeta, contentOf, errorMessage, buildRequest };
+}
