@@ -1,0 +1,198 @@
+package caddymodule
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	_ "github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+
+	_ "github.com/llm-meta/llm_meta/demogateway"
+)
+
+// exampleSites runs the repository's Caddyfile.example as it is, but on free
+// loopback ports, with admin off and the given upstream behind the :8082
+// edge site. It returns the base URLs of the :8080 and :8082 sites.
+func exampleSites(t *testing.T, edgeUpstream string) (chat, edge string) {
+	t.Helper()
+	root := repoRoot(t)
+	src, err := os.ReadFile(filepath.Join(root, "Caddyfile.example"))
+	must(t, err, "reading Caddyfile.example")
+	ports := map[string]string{}
+	for _, p := range []string{"8080", "8081", "8082"} {
+		_, port, _ := net.SplitHostPort(freeAddr(t))
+		ports[p] = port
+	}
+	text := string(src)
+	text = strings.Replace(text, "admin localhost:2019", "admin off\n\tpersist_config off\n\tdefault_bind 127.0.0.1", 1)
+	text = strings.Replace(text, "{$JARVIS_GATEWAY_URL:http://127.0.0.1:8081}", edgeUpstream, 1)
+	for from, to := range ports {
+		text = strings.ReplaceAll(text, ":"+from, ":"+to)
+	}
+	adapter := caddyconfig.GetAdapter("caddyfile")
+	cfg, warnings, err := adapter.Adapt([]byte(text), map[string]any{"filename": "Caddyfile.example"})
+	must(t, err, "adapting Caddyfile.example")
+	for _, w := range warnings {
+		t.Logf("adapt warning: %s", w.Message)
+	}
+	// The playground's file_server root is relative to where Caddy runs.
+	wd, _ := os.Getwd()
+	must(t, os.Chdir(root), "chdir to the repo root")
+	t.Cleanup(func() { _ = os.Chdir(wd) })
+	must(t, caddy.Load(cfg, true), "loading Caddyfile.example")
+	return "http://127.0.0.1:" + ports["8080"], "http://127.0.0.1:" + ports["8082"]
+}
+
+// TestExampleEdgeRecipe checks the edge-function recipe of Caddyfile.example
+// with Caddy's own directives: bearer check, CORS, the health answer and the
+// headers an OpenClaw gateway wants.
+func TestExampleEdgeRecipe(t *testing.T) {
+	t.Setenv("JARVIS_AUTH_TOKEN", "s3cret")
+	t.Setenv("CLAWDBOT_GATEWAY_TOKEN", "gw-token")
+	var mu sync.Mutex
+	var gotHeader http.Header
+	var gotBody []byte
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		gotHeader, gotBody = r.Header.Clone(), body
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"Opened.","tool_calls":[{"id":"c","type":"function","function":{"name":"launcher","arguments":"{}"}}]}}]}`)
+	}))
+	defer up.Close()
+	_, edge := exampleSites(t, up.URL)
+
+	post := func(auth string) (*http.Response, []byte) {
+		req, _ := http.NewRequest("POST", edge+"/functions/v1/jarvis", strings.NewReader(`{"message":"Open my terminal","session_id":"s-1"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := testClient.Do(req)
+		must(t, err, "POST to the edge site")
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, body
+	}
+
+	t.Run("no token is 401 and the gateway is not called", func(t *testing.T) {
+		mu.Lock()
+		gotHeader = nil
+		mu.Unlock()
+		resp, body := post("")
+		if resp.StatusCode != 401 || strings.TrimSpace(string(body)) != `{"error":"Unauthorized"}` {
+			t.Fatalf("got %d %s, want 401 {\"error\":\"Unauthorized\"}", resp.StatusCode, body)
+		}
+		if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("Content-Type = %q", ct)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if gotHeader != nil {
+			t.Error("the gateway was called without a valid token")
+		}
+	})
+	t.Run("wrong token is 401", func(t *testing.T) {
+		if resp, _ := post("Bearer nope"); resp.StatusCode != 401 {
+			t.Fatalf("status %d, want 401", resp.StatusCode)
+		}
+	})
+	t.Run("right token reaches the gateway with OpenClaw headers", func(t *testing.T) {
+		resp, body := post("Bearer s3cret")
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d: %s", resp.StatusCode, body)
+		}
+		if eq, err := jsonEqualBytes(body, []byte(`{"content":"Opened.","meta":{"tools_used":["launcher"]}}`)); err != nil || !eq {
+			t.Errorf("body %s", body)
+		}
+		if got := resp.Header.Get("Access-Control-Allow-Origin"); got != "*" {
+			t.Errorf("Access-Control-Allow-Origin = %q", got)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if got := gotHeader.Get("X-Openclaw-Agent-Id"); got != "main" {
+			t.Errorf("x-openclaw-agent-id = %q, want main", got)
+		}
+		if got := gotHeader.Get("Authorization"); got != "Bearer gw-token" {
+			t.Errorf("upstream Authorization = %q, want the gateway's token, never the UI's", got)
+		}
+		if err := jsonMatches(gotBody, []byte(`{"model":"openclaw:main","user":"s-1","stream":false,"messages":[{"role":"user","content":"Open my terminal"}]}`)); err != nil {
+			t.Errorf("upstream body: %v\n%s", err, gotBody)
+		}
+	})
+	t.Run("CORS preflight", func(t *testing.T) {
+		req, _ := http.NewRequest("OPTIONS", edge+"/functions/v1/jarvis", nil)
+		req.Header.Set("Origin", "http://ui.test")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		resp, err := testClient.Do(req)
+		must(t, err, "OPTIONS")
+		resp.Body.Close()
+		if resp.StatusCode != 204 {
+			t.Fatalf("status %d, want 204", resp.StatusCode)
+		}
+		if got := resp.Header.Get("Access-Control-Allow-Headers"); got != "authorization, x-client-info, apikey, content-type, x-stream" {
+			t.Errorf("Access-Control-Allow-Headers = %q", got)
+		}
+		if got := resp.Header.Get("Access-Control-Allow-Origin"); got != "*" {
+			t.Errorf("Access-Control-Allow-Origin = %q", got)
+		}
+	})
+	t.Run("GET is the function's health answer", func(t *testing.T) {
+		resp, err := testClient.Get(edge + "/functions/v1/jarvis")
+		must(t, err, "GET")
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(body) != `{"ok":true,"mode":"edge"}` {
+			t.Fatalf("got %d %s", resp.StatusCode, body)
+		}
+	})
+}
+
+// TestExampleDemoAndMetrics runs the example against its built-in demo
+// gateway and reads llm_meta's series on /metrics.
+func TestExampleDemoAndMetrics(t *testing.T) {
+	chat, _ := exampleSites(t, "http://127.0.0.1:1")
+	req, _ := http.NewRequest("POST", chat+"/v1/chat/completions", strings.NewReader(`{"model":"demo-hustle","messages":[{"role":"user","content":"SOL?"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := testClient.Do(req)
+	must(t, err, "POST demo-hustle")
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	events := parseClientEvents(body)
+	if len(events) < 3 || string(events[len(events)-1].data) != "[DONE]" {
+		t.Fatalf("not a converted stream ending in [DONE]:\n%s", body)
+	}
+	meta := streamMeta(events)
+	var m struct {
+		Tools []string        `json:"tools_used"`
+		SR    json.RawMessage `json:"structured_result"`
+	}
+	if err := json.Unmarshal(meta, &m); err != nil || len(m.Tools) == 0 || len(m.SR) == 0 {
+		t.Fatalf("meta %s (%v)", meta, err)
+	}
+
+	resp, err = testClient.Get(chat + "/metrics")
+	must(t, err, "GET /metrics")
+	metricsText, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`caddy_llm_meta_requests_total{format="data_stream",mode="stream"}`,
+		`caddy_llm_meta_events_total{format="data_stream"}`,
+		`caddy_llm_meta_final_meta_events_total`,
+	} {
+		if !strings.Contains(string(metricsText), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}

@@ -1,0 +1,189 @@
+package caddymodule
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+const (
+	secretPrompt = "SECRET-PROMPT-TEXT"
+	secretReply  = "SECRET-REPLY-TEXT"
+	secretHeader = "SECRET-HEADER-VALUE"
+)
+
+// TestLogsNeverHoldContent: one debug line per reply with the fields SPEC 8
+// names, a warning per fallback with its reason, and never prompt or reply
+// text or header values.
+func TestLogsNeverHoldContent(t *testing.T) {
+	h := &Handler{MaxEventBytes: 1024}
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
+	defer cancel()
+	must(t, h.Provision(ctx), "provision")
+	core, logs := observer.New(zapcore.DebugLevel)
+	h.logger = zap.New(core)
+
+	big := strings.Repeat("x", 2000) // over max_event_bytes: a fallback
+	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("X-Upstream-Secret", secretHeader)
+		w.WriteHeader(200)
+		io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"`+secretReply+`","tool_calls":[{"index":0,"id":"t","type":"function","function":{"name":"launcher","arguments":""}}]},"finish_reason":null}]}`+"\n\n")
+		io.WriteString(w, "data: "+big+"\n\n")
+		io.WriteString(w, "data: [DONE]\n\n")
+		return nil
+	})
+	req := httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"`+secretPrompt+`"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+secretHeader)
+	repl := caddy.NewReplacer()
+	req = caddyhttp.PrepareRequest(req, repl, nil, &caddyhttp.Server{})
+	rec := httptest.NewRecorder()
+	must(t, h.ServeHTTP(rec, req, next), "ServeHTTP")
+
+	var replyLines, warnings int
+	for _, e := range logs.All() {
+		text := fmt.Sprintf("%s %v", e.Message, e.ContextMap())
+		for _, secret := range []string{secretPrompt, secretReply, secretHeader} {
+			if strings.Contains(text, secret) {
+				t.Errorf("log line holds %q: %s", secret, text)
+			}
+		}
+		switch {
+		case e.Message == "llm_meta reply" && e.Level == zapcore.DebugLevel:
+			replyLines++
+			f := e.ContextMap()
+			if f["mode"] != "stream" || f["format"] != "sse" || f["tools"] != int64(1) || f["events"] != int64(3) {
+				t.Errorf("reply line fields %v", f)
+			}
+			for _, k := range []string{"bytes_in", "bytes_out", "duration", "status"} {
+				if _, ok := f[k]; !ok {
+					t.Errorf("reply line lacks %s: %v", k, f)
+				}
+			}
+		case e.Level == zapcore.WarnLevel:
+			warnings++
+			if e.ContextMap()["reason"] != "event_too_large" {
+				t.Errorf("warning without the expected reason: %v", e.ContextMap())
+			}
+		}
+	}
+	if replyLines != 1 || warnings != 1 {
+		t.Fatalf("got %d reply lines and %d warnings, want 1 and 1", replyLines, warnings)
+	}
+	if got, _ := repl.GetString("http.llm_meta.tools_used"); got != "launcher" {
+		t.Errorf("{http.llm_meta.tools_used} = %q", got)
+	}
+	if got, _ := repl.GetString("http.llm_meta.mode"); got != "stream" {
+		t.Errorf("{http.llm_meta.mode} = %q", got)
+	}
+}
+
+// TestPlaceholdersInHeaderAndLogAppend uses the placeholders the way an
+// operator would: in a deferred `header` on a buffered reply, and in an
+// access-log field with `log_append` on a stream.
+func TestPlaceholdersInHeaderAndLogAppend(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), `"stream":true`) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"t","type":"function","function":{"name":"websearch","arguments":""}}]},"finish_reason":null}]}`+"\n\ndata: [DONE]\n\n")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"ok","tool_calls":[{"id":"a","type":"function","function":{"name":"launcher","arguments":"{}"}},{"id":"b","type":"function","function":{"name":"calculator","arguments":"{}"}}]}}]}`)
+	}))
+	defer up.Close()
+	logFile := filepath.Join(t.TempDir(), "access.log")
+	addr := freeAddr(t)
+	caddyfile := fmt.Sprintf(`{
+	admin off
+	persist_config off
+}
+http://%s {
+	log {
+		output file %s
+		format json
+	}
+	header >X-LLM-Mode {http.llm_meta.mode}
+	header >X-LLM-Tools {http.llm_meta.tools_used}
+	log_append llm_tools {http.llm_meta.tools_used}
+	log_append llm_format {http.llm_meta.format}
+	llm_meta
+	reverse_proxy %s
+}`, addr, logFile, up.Listener.Addr().String())
+	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(caddyfile), nil)
+	must(t, err, "adapting")
+	must(t, caddy.Load(cfg, true), "loading")
+
+	post := func(body string) *http.Response {
+		req, _ := http.NewRequest("POST", "http://"+addr+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := testClient.Do(req)
+		must(t, err, "POST")
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	resp := post(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+	if got := resp.Header.Get("X-LLM-Tools"); got != "launcher,calculator" {
+		t.Errorf("X-LLM-Tools = %q, want launcher,calculator", got)
+	}
+	if got := resp.Header.Get("X-LLM-Mode"); got != "json" {
+		t.Errorf("X-LLM-Mode = %q, want json", got)
+	}
+	post(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+
+	// The access log is written when each request ends; wait for both lines.
+	var entries []map[string]any
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		entries = readJSONLines(t, logFile)
+		if len(entries) >= 2 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(entries) < 2 {
+		t.Fatalf("access log has %d lines, want 2", len(entries))
+	}
+	if entries[0]["llm_tools"] != "launcher,calculator" || entries[0]["llm_format"] != "json" {
+		t.Errorf("first access log line: llm_tools=%v llm_format=%v", entries[0]["llm_tools"], entries[0]["llm_format"])
+	}
+	if entries[1]["llm_tools"] != "websearch" || entries[1]["llm_format"] != "sse" {
+		t.Errorf("stream access log line: llm_tools=%v llm_format=%v", entries[1]["llm_tools"], entries[1]["llm_format"])
+	}
+}
+
+func readJSONLines(t *testing.T, path string) []map[string]any {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if json.Unmarshal(sc.Bytes(), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
