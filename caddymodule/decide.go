@@ -179,7 +179,7 @@ func sniffFormat(f format, held []byte, max int, end bool) (format, bool) {
 		}
 	}
 	if f == fmtSniffPlain {
-		if end || len(held) > max {
+		if end || len(held) > max || !mayBeDataStream(held) {
 			return fmtOther, true
 		}
 		return f, false
@@ -193,6 +193,25 @@ func sniffFormat(f format, held []byte, max int, end bool) (format, bool) {
 		return fmtUIStream, true
 	}
 	return fmtSSE, true
+}
+
+// mayBeDataStream reports whether the start of a text/plain body can still
+// be a data-stream part (^[0-9a-z]: after a BOM and blank lines), so that a
+// plain-text stream is passed on at once rather than held until its first
+// line ends.
+func mayBeDataStream(b []byte) bool {
+	const bom = "\xEF\xBB\xBF"
+	if len(b) < len(bom) && bom[:len(b)] == string(b) {
+		return true // part of a BOM so far
+	}
+	b = bytes.TrimLeft(bytes.TrimPrefix(b, []byte(bom)), "\r\n")
+	if len(b) == 0 {
+		return true
+	}
+	if c := b[0]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z') {
+		return false
+	}
+	return len(b) < 2 || b[1] == ':'
 }
 
 // firstLine returns the first non-empty line and whether it is complete.

@@ -108,22 +108,28 @@ func edgeRequest(body []byte, defaultModel string, edge, xStream bool) (out []by
 }
 
 // withImage makes the last user message multimodal: its text and the image.
+// A message already in parts keeps them, and the image is added after them.
 func withImage(body []byte, url string) []byte {
 	msgs := gjson.GetBytes(body, "messages").Array()
+	image := map[string]any{"type": "image_url", "image_url": map[string]any{"url": url}}
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Get("role").Str != "user" {
 			continue
 		}
+		path := "messages." + strconv.Itoa(i) + ".content"
 		text := msgs[i].Get("content")
+		if text.IsArray() {
+			if next, err := sjson.SetBytes(body, path+".-1", image); err == nil {
+				return next
+			}
+			return body
+		}
 		t := text.Str
 		if text.Type != gjson.String {
 			t = ""
 		}
-		parts := []any{
-			map[string]any{"type": "text", "text": t},
-			map[string]any{"type": "image_url", "image_url": map[string]any{"url": url}},
-		}
-		if next, err := sjson.SetBytes(body, "messages."+strconv.Itoa(i)+".content", parts); err == nil {
+		parts := []any{map[string]any{"type": "text", "text": t}, image}
+		if next, err := sjson.SetBytes(body, path, parts); err == nil {
 			return next
 		}
 		return body
