@@ -139,7 +139,13 @@ func (rw *responseWriter) Write(p []byte) (int, error) {
 		return n, err
 	case stSniff:
 		rw.buf.Write(p)
-		rw.sniff(false)
+		// Look again only when something can have changed the answer: the
+		// first bytes (which can rule a data stream out), a line end, or the
+		// limit. Rescanning on every write would cost the square of a large
+		// first event.
+		if rw.buf.Len() <= 8 || bytes.ContainsAny(p, "\r\n") || int64(rw.buf.Len()) > rw.x.h.MaxEventBytes {
+			rw.sniff(false)
+		}
 	case stStream, stCollect:
 		rw.feed(p)
 	case stBuffer:
