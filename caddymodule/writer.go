@@ -2,12 +2,14 @@ package caddymodule
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
 
 	"github.com/llm-meta/llm_meta/translate"
 )
@@ -77,6 +79,9 @@ func newResponseWriter(w http.ResponseWriter, r *http.Request, x *exchange) *res
 func (rw *responseWriter) serve(next caddyhttp.Handler) error {
 	err, aborted := rw.callNext(next)
 	if err != nil {
+		if rw.answersUpstreamFailure(err) {
+			return nil
+		}
 		// Never write after an error: Caddy's error handling (or the
 		// client's broken connection) takes it from here.
 		return err
@@ -103,6 +108,40 @@ func (rw *responseWriter) callNext(next caddyhttp.Handler) (err error, aborted b
 		}
 	}()
 	return next.ServeHTTP(rw, rw.r), false
+}
+
+// answersUpstreamFailure answers an error returned by next before any reply
+// began (reverse_proxy's failed dial or round trip, a 502 or 504
+// HandlerError) itself when the request is an endpoint's or a run-once one:
+// those always answer in the edge function's shape, 502 {"error": …} (SPEC
+// 6.4), as the edge function answers a failed fetch. It does so only while
+// the client is still there; otherwise, for every other request, and after
+// next began a reply, the error goes on to Caddy as it came.
+func (rw *responseWriter) answersUpstreamFailure(err error) bool {
+	if !(rw.x.endpoint || rw.x.runOnce) || rw.state != stNew || rw.forwarded || rw.r.Context().Err() != nil {
+		return false
+	}
+	code := http.StatusBadGateway
+	var he caddyhttp.HandlerError
+	if errors.As(err, &he) && he.StatusCode != 0 {
+		code = he.StatusCode
+	}
+	if code == 499 { // reverse_proxy's "client closed the request"
+		return false
+	}
+	msg := statusText(code)
+	switch code {
+	case http.StatusBadGateway:
+		msg = "Upstream connection failed"
+	case http.StatusGatewayTimeout:
+		msg = "Upstream timed out"
+	}
+	if l := rw.x.h.logger; l != nil {
+		l.Warn("llm_meta upstream failed", zap.Int("status", code), zap.Error(err))
+	}
+	defer rw.logDone()
+	rw.answerJSON(http.StatusBadGateway, translate.ErrorJSON(msg))
+	return true
 }
 
 // WriteHeader records the status and decides what to do with the body.
