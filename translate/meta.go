@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -233,10 +234,21 @@ func (m *Meta) AppendJSON(dst []byte) []byte {
 		case keyTrimmed:
 			dst = strconv.AppendInt(dst, m.trimmed, 10)
 		default:
-			dst = append(dst, compactJSON(val)...)
+			dst = appendValidUTF8(dst, compactJSON(val))
 		}
 	}
 	return append(dst, '}')
+}
+
+// appendValidUTF8 appends a JSON value that came from upstream with any
+// invalid UTF-8 in it (which can only sit inside its strings) replaced by
+// U+FFFD, as appendJSONString does for the module's own strings: the meta
+// goes into events and answers the module writes itself.
+func appendValidUTF8(dst, raw []byte) []byte {
+	if utf8.Valid(raw) {
+		return append(dst, raw...)
+	}
+	return append(dst, bytes.ToValidUTF8(raw, []byte("\uFFFD"))...)
 }
 
 // JSON returns m as a compact JSON object.
