@@ -38,6 +38,7 @@ func NewSSESplitter(max int) *SSESplitter { return &SSESplitter{Max: max} }
 func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
 	start := 0 // first byte of p not yet handed on or buffered
 	i := 0
+	eol := eolFinder{b: p, nl: -2}
 	for i < len(p) {
 		if s.skipLF {
 			s.skipLF = false
@@ -46,13 +47,12 @@ func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
 				continue
 			}
 		}
-		j := bytes.IndexAny(p[i:], "\r\n")
-		if j < 0 {
+		end := eol.next(i)
+		if end < 0 {
 			s.lineLen += len(p) - i
 			break
 		}
-		end := i + j
-		s.lineLen += j
+		s.lineLen += end - i
 		blank := s.lineLen == 0
 		s.lineLen = 0
 		next := end + 1
@@ -144,6 +144,34 @@ func (s *SSESplitter) reset() {
 
 var bom = []byte("\xEF\xBB\xBF")
 
+// eolFinder finds line ends (CR or LF) in one buffer with two vectorised
+// IndexByte scans instead of a byte-at-a-time IndexAny. It remembers where
+// the next LF is, so that lines ended by CR alone are not rescanned for an
+// LF each time: every byte is looked at a bounded number of times.
+type eolFinder struct {
+	b  []byte
+	nl int // index of the next LF at or after the last search; -1: none left; -2: not searched yet
+}
+
+// next returns the index of the first CR or LF at or after i, or -1.
+func (f *eolFinder) next(i int) int {
+	if f.nl != -1 && f.nl < i {
+		if j := bytes.IndexByte(f.b[i:], '\n'); j >= 0 {
+			f.nl = i + j
+		} else {
+			f.nl = -1
+		}
+	}
+	end := f.nl
+	if end < 0 {
+		end = len(f.b)
+	}
+	if j := bytes.IndexByte(f.b[i:end], '\r'); j >= 0 {
+		return i + j
+	}
+	return f.nl
+}
+
 // EventData returns the data of an event by the WHATWG field rules: the
 // values of its "data" lines (one leading space removed) joined with "\n".
 // Comment lines (starting with ':') and other fields are skipped. ok is false
@@ -153,17 +181,18 @@ var bom = []byte("\xEF\xBB\xBF")
 func EventData(raw, scratch []byte) (data []byte, ok bool, scratchOut []byte) {
 	raw = bytes.TrimPrefix(raw, bom)
 	lines := 0
-	for len(raw) > 0 {
+	eol := eolFinder{b: raw, nl: -2}
+	for i := 0; i < len(raw); {
 		var line []byte
-		j := bytes.IndexAny(raw, "\r\n")
+		j := eol.next(i)
 		if j < 0 {
-			line, raw = raw, nil
+			line, i = raw[i:], len(raw)
 		} else {
-			line = raw[:j]
+			line = raw[i:j]
 			if raw[j] == '\r' && j+1 < len(raw) && raw[j+1] == '\n' {
 				j++
 			}
-			raw = raw[j+1:]
+			i = j + 1
 		}
 		if len(line) < 4 || line[0] != 'd' || !bytes.HasPrefix(line, []byte("data")) {
 			continue
