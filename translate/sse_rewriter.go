@@ -1,8 +1,9 @@
 package translate
 
 import (
-	"bytes"
+	"encoding/binary"
 	"io"
+	"math/bits"
 	"strconv"
 	"unsafe"
 
@@ -127,12 +128,23 @@ func (r *SSERewriter) Event(raw []byte) {
 		r.emit(raw)
 		return
 	}
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '{' {
+	if !startsObject(data) {
 		r.emit(raw)
 		return
 	}
 	r.objectEvent(raw, data)
+}
+
+// startsObject reports whether the first byte after JSON white space is '{'.
+func startsObject(data []byte) bool {
+	for _, c := range data {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return c == '{'
+	}
+	return false
 }
 
 // Oversize implements SSEHandler: a huge event passes as it arrives.
@@ -149,17 +161,69 @@ func (r *SSERewriter) Oversize(p []byte, first bool) {
 	r.emitCopy(p)
 }
 
-var (
-	metaKey     = []byte(`"meta"`)
-	toolCallKey = []byte(`"tool_calls"`)
-	funcCallKey = []byte(`"function_call"`)
-	errorKey    = []byte(`"error"`)
+// Keys an event's JSON is looked up for, found by scanKeys.
+const (
+	hasMeta     = 1 << iota // "meta"
+	hasToolCall             // "tool_calls"
+	hasFuncCall             // "function_call"
+	hasError                // "error"
 )
+
+// scanKeys reports which of the quoted strings "meta", "tool_calls",
+// "function_call" and "error" occur in data, exactly as four bytes.Contains
+// would, in one pass: it visits every '"' (eight bytes at a time, SWAR) and
+// looks at what follows. Most events of a stream have none of them, so this
+// is what keeps them off gjson's path.
+func scanKeys(data []byte) (set uint8) {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(data); i += 8 {
+		x := binary.LittleEndian.Uint64(data[i:]) ^ (lo * '"')
+		m := (x - lo) &^ x & hi // high bit set in each byte that was '"'
+		for m != 0 {
+			set |= keyAt(data[i+bits.TrailingZeros64(m)>>3+1:])
+			m &= m - 1
+		}
+	}
+	for ; i < len(data); i++ {
+		if data[i] == '"' {
+			set |= keyAt(data[i+1:])
+		}
+	}
+	return set
+}
+
+// keyAt tells which key, with its closing quote, r starts with.
+func keyAt(r []byte) uint8 {
+	if len(r) < 5 {
+		return 0
+	}
+	switch r[0] {
+	case 'm':
+		if string(r[:5]) == `meta"` {
+			return hasMeta
+		}
+	case 't':
+		if len(r) >= 11 && string(r[:11]) == `tool_calls"` {
+			return hasToolCall
+		}
+	case 'f':
+		if len(r) >= 14 && string(r[:14]) == `function_call"` {
+			return hasFuncCall
+		}
+	case 'e':
+		if len(r) >= 6 && string(r[:6]) == `error"` {
+			return hasError
+		}
+	}
+	return 0
+}
 
 // objectEvent handles an event whose data looks like a JSON object.
 func (r *SSERewriter) objectEvent(raw, data []byte) {
 	s := unsafeString(data)
-	if bytes.Contains(data, metaKey) {
+	keys := scanKeys(data)
+	if keys&hasMeta != 0 {
 		if m := gjson.Get(s, "meta"); m.IsObject() && gjson.Valid(s) {
 			r.meta.MergeJSON([]byte(m.Raw))
 			// Withheld: its meta joins the final one. With final_meta off
@@ -170,7 +234,7 @@ func (r *SSERewriter) objectEvent(raw, data []byte) {
 			}
 		}
 	}
-	if bytes.Contains(data, toolCallKey) {
+	if keys&hasToolCall != 0 {
 		gjson.Get(s, "choices.#.delta.tool_calls.#.function.name").ForEach(func(_, names gjson.Result) bool {
 			names.ForEach(func(_, n gjson.Result) bool {
 				if n.Type == gjson.String {
@@ -181,7 +245,7 @@ func (r *SSERewriter) objectEvent(raw, data []byte) {
 			return true
 		})
 	}
-	if bytes.Contains(data, funcCallKey) {
+	if keys&hasFuncCall != 0 {
 		gjson.Get(s, "choices.#.delta.function_call.name").ForEach(func(_, n gjson.Result) bool {
 			if n.Type == gjson.String {
 				r.meta.AddTool(n.Str)
@@ -189,7 +253,7 @@ func (r *SSERewriter) objectEvent(raw, data []byte) {
 			return true
 		})
 	}
-	isError := bytes.Contains(data, errorKey) && gjson.Get(s, "error").Exists() && !gjson.Get(s, "choices").Exists()
+	isError := keys&hasError != 0 && gjson.Get(s, "error").Exists() && !gjson.Get(s, "choices").Exists()
 	if !isError {
 		r.last = append(r.last[:0], data...)
 	}
