@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"bytes"
 	"strconv"
 
 	"github.com/tidwall/gjson"
@@ -32,35 +33,51 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 		return body, nil, false
 	}
 	meta = new(Meta)
-	choices := root.Get("choices")
-	var choiceMeta []int
-	i := 0
-	choices.ForEach(func(_, c gjson.Result) bool {
-		if m := c.Get("meta"); m.Exists() {
-			choiceMeta = append(choiceMeta, i)
-			if m.IsObject() {
-				meta.mergeResult(m)
-			}
-		}
-		i++
-		return true
-	})
-	top := root.Get("meta")
-	if top.IsObject() {
-		meta.mergeResult(top) // a scalar would come back as one value with key ""
+	// Most replies have no meta and no tool calls: look for the keys first
+	// (one pass over the bytes) and leave gjson out when none is there. A
+	// key can be spelt with \u escapes; then every look-up is made.
+	keys := scanKeys(body)
+	if bytes.Contains(body, unicodeEscape) {
+		keys = hasMeta | hasToolCall | hasFuncCall
 	}
-	choices.ForEach(func(_, c gjson.Result) bool {
-		c.Get("message.tool_calls.#.function.name").ForEach(func(_, n gjson.Result) bool {
-			if n.Type == gjson.String {
+	var choices, top gjson.Result
+	if keys&(hasMeta|hasToolCall|hasFuncCall) != 0 {
+		choices = root.Get("choices")
+	}
+	var choiceMeta []int
+	if keys&hasMeta != 0 {
+		i := 0
+		choices.ForEach(func(_, c gjson.Result) bool {
+			if m := c.Get("meta"); m.Exists() {
+				choiceMeta = append(choiceMeta, i)
+				if m.IsObject() {
+					meta.mergeResult(m)
+				}
+			}
+			i++
+			return true
+		})
+		top = root.Get("meta")
+		if top.IsObject() {
+			meta.mergeResult(top) // a scalar would come back as one value with key ""
+		}
+	}
+	if keys&(hasToolCall|hasFuncCall) != 0 {
+		choices.ForEach(func(_, c gjson.Result) bool {
+			if calls := c.Get("message.tool_calls"); calls.IsArray() {
+				calls.ForEach(func(_, call gjson.Result) bool {
+					if n := call.Get("function.name"); n.Type == gjson.String {
+						meta.AddTool(n.Str)
+					}
+					return true
+				})
+			}
+			if n := c.Get("message.function_call.name"); n.Type == gjson.String {
 				meta.AddTool(n.Str)
 			}
 			return true
 		})
-		if n := c.Get("message.function_call.name"); n.Type == gjson.String {
-			meta.AddTool(n.Str)
-		}
-		return true
-	})
+	}
 	if extra != nil {
 		meta.Merge(extra)
 	}
@@ -121,5 +138,7 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 	}
 	return out, meta, true
 }
+
+var unicodeEscape = []byte(`\u`)
 
 func copyBytes(b []byte) []byte { return append([]byte(nil), b...) }

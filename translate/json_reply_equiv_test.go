@@ -1,0 +1,151 @@
+package translate
+
+import (
+	"bytes"
+	"strconv"
+	"testing"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
+// RewriteJSONReply looks for its keys before parsing; it must answer exactly
+// as the version that always parsed (kept here as the reference).
+func rewriteJSONReplyRef(body []byte, extra *Meta, opts JSONOptions) (out []byte, meta *Meta, ok bool) {
+	s := unsafeString(body)
+	if !gjson.Valid(s) {
+		return body, nil, false
+	}
+	root := gjson.Parse(s)
+	if !root.IsObject() {
+		return body, nil, false
+	}
+	meta = new(Meta)
+	choices := root.Get("choices")
+	var choiceMeta []int
+	i := 0
+	choices.ForEach(func(_, c gjson.Result) bool {
+		if m := c.Get("meta"); m.Exists() {
+			choiceMeta = append(choiceMeta, i)
+			if m.IsObject() {
+				meta.mergeResult(m)
+			}
+		}
+		i++
+		return true
+	})
+	top := root.Get("meta")
+	if top.IsObject() {
+		meta.mergeResult(top) // a scalar would come back as one value with key ""
+	}
+	choices.ForEach(func(_, c gjson.Result) bool {
+		c.Get("message.tool_calls.#.function.name").ForEach(func(_, n gjson.Result) bool {
+			if n.Type == gjson.String {
+				meta.AddTool(n.Str)
+			}
+			return true
+		})
+		if n := c.Get("message.function_call.name"); n.Type == gjson.String {
+			meta.AddTool(n.Str)
+		}
+		return true
+	})
+	if extra != nil {
+		meta.Merge(extra)
+	}
+
+	out = body
+	changed := len(choiceMeta) > 0
+	if opts.Structured {
+		path := "choices.0.message.content"
+		c := root.Get(path)
+		if c.Type != gjson.String {
+			path = "content"
+			c = root.Get(path)
+		}
+		if c.Type == gjson.String {
+			if reply, md, split := SplitStructuredReply(c.Str); split {
+				if next, err := sjson.SetBytes(copyBytes(out), path, reply); err == nil {
+					out = next
+					meta.Set(KeyStructuredMetadata, md)
+					changed = true
+				}
+			} else if opts.Warn != nil {
+				opts.Warn(ReasonStructuredUnparsed)
+			}
+		}
+	}
+
+	var metaJSON []byte
+	if !meta.Empty() {
+		metaJSON = meta.JSON()
+	}
+	switch {
+	case metaJSON == nil:
+		changed = changed || (top.Exists() && !(top.IsObject() && len(top.Map()) == 0))
+	case !top.Exists():
+		changed = true
+	default:
+		changed = changed || !jsonEqual([]byte(top.Raw), metaJSON)
+	}
+	if !changed {
+		return body, meta, true
+	}
+	if &out[0] == &body[0] {
+		out = copyBytes(body)
+	}
+	for j := len(choiceMeta) - 1; j >= 0; j-- {
+		if next, err := sjson.DeleteBytes(out, "choices."+strconv.Itoa(choiceMeta[j])+".meta"); err == nil {
+			out = next
+		}
+	}
+	var err error
+	if metaJSON != nil {
+		out, err = sjson.SetRawBytes(out, "meta", metaJSON)
+	} else if top.Exists() {
+		out, err = sjson.DeleteBytes(out, "meta")
+	}
+	if err != nil {
+		return body, meta, true
+	}
+	return out, meta, true
+}
+
+var jsonReplySeeds = []string{
+	`{"choices":[{"index":0,"message":{"role":"assistant","content":"hi","tool_calls":[{"id":"c","type":"function","function":{"name":"launcher","arguments":"{}"}}]},"meta":{"tools_used":["x"]}}],"meta":{"prompt_trimmed_to":5}}`,
+	`{"choices":[{"message":{"function_call":{"name":"legacy"}}}]}`,
+	`{"choices":[{"message":{"tool_calls":{"function":{"name":"notarray"}}}}]}`,
+	`{"choices":[{"message":{"tool_calls":[1,{"function":[{"name":"x"}]},{"function":{"name":7}},{"function":{"name":"ok"}}]}}]}`,
+	`{"\u006deta":{"a":1},"choices":[{"message":{"tool\u005fcalls":[{"function":{"name":"esc"}}]}}]}`,
+	`{"choices":{"a":{"meta":{"k":1},"message":{"tool_calls":[{"function":{"name":"obj"}}]}}}}`,
+	`{"id":"x","choices":[{"message":{"content":"no keys here"}}]}`,
+	`{"meta":{}}`, `{"meta":null}`, `{"meta":[1]}`, `{}`, `[1]`, `{"content":"\"meta\""}`,
+}
+
+func checkJSONReplyEquiv(t *testing.T, body []byte, extra *Meta) {
+	out, meta, ok := RewriteJSONReply(body, extra, JSONOptions{})
+	rout, rmeta, rok := rewriteJSONReplyRef(body, extra, JSONOptions{})
+	if ok != rok || !bytes.Equal(out, rout) {
+		t.Fatalf("%s:\n got %v %s\nwant %v %s", body, ok, out, rok, rout)
+	}
+	if (meta == nil) != (rmeta == nil) || meta != nil && !bytes.Equal(meta.JSON(), rmeta.JSON()) {
+		t.Fatalf("%s: meta differs", body)
+	}
+}
+
+func TestRewriteJSONReplyEquiv(t *testing.T) {
+	var trimmed Meta
+	trimmed.SetTrimmed(3)
+	for i, s := range jsonReplySeeds {
+		for _, extra := range []*Meta{nil, {}, &trimmed} {
+			t.Run(strconv.Itoa(i), func(t *testing.T) { checkJSONReplyEquiv(t, []byte(s), extra) })
+		}
+	}
+}
+
+func FuzzRewriteJSONReplyEquiv(f *testing.F) {
+	for _, s := range jsonReplySeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) { checkJSONReplyEquiv(t, body, nil) })
+}
