@@ -90,6 +90,7 @@ var (
 	benchHvPlain   = []string{"text/plain; charset=utf-8"}
 	benchHvNoCache = []string{"no-cache"}
 	benchHvV1      = []string{"v1"}
+	benchHvGzip    = []string{"gzip"}
 )
 
 // benchReply is what the bare next handler writes.
@@ -97,6 +98,7 @@ type benchReply struct {
 	contentType []string
 	extra       map[string][]string
 	body        []byte   // written whole (JSON)
+	bodyLen     []string // its Content-Length
 	events      [][]byte // written one Write + flush each, as reverse_proxy does for event streams
 }
 
@@ -115,7 +117,10 @@ func benchNext(rep *benchReply) caddyhttp.Handler {
 			hdr[k] = v
 		}
 		if rep.body != nil {
-			hdr["Content-Length"] = []string{strconv.Itoa(len(rep.body))}
+			if rep.bodyLen == nil {
+				rep.bodyLen = []string{strconv.Itoa(len(rep.body))}
+			}
+			hdr["Content-Length"] = rep.bodyLen
 			w.WriteHeader(http.StatusOK)
 			_, err := w.Write(rep.body)
 			return err
@@ -155,6 +160,7 @@ type benchRig struct {
 	rc   io.ReadCloser
 	out  *benchSink
 	data []byte
+	cl   []string // the request's Content-Length value
 }
 
 func newBenchHandler(tb testing.TB) *Handler {
@@ -184,6 +190,7 @@ func newBenchRig(tb testing.TB, h *Handler, c *benchCase) *benchRig {
 	g.tmpl = caddyhttp.PrepareRequest(r, repl, g.out, nil)
 	g.hdr = http.Header{}
 	g.rc = io.NopCloser(&g.body)
+	g.cl = []string{strconv.Itoa(len(g.data))}
 	return g
 }
 
@@ -192,8 +199,8 @@ func (g *benchRig) request() *http.Request {
 	g.req = *g.tmpl
 	clear(g.hdr)
 	g.hdr["Content-Type"] = benchHvJSON
-	g.hdr["Accept-Encoding"] = []string{"gzip"}
-	g.hdr["Content-Length"] = []string{strconv.Itoa(len(g.data))}
+	g.hdr["Accept-Encoding"] = benchHvGzip
+	g.hdr["Content-Length"] = g.cl
 	g.req.Header = g.hdr
 	g.body.Reset(g.data)
 	g.req.Body = g.rc

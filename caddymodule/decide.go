@@ -2,8 +2,8 @@ package caddymodule
 
 import (
 	"bytes"
-	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/llm-meta/llm_meta/translate"
@@ -43,7 +43,7 @@ func (f format) String() string {
 
 // formatOf reads the format from the headers alone.
 func (rw *responseWriter) formatOf(hdr http.Header) format {
-	mt, _, _ := mime.ParseMediaType(hdr.Get("Content-Type"))
+	mt, _ := parseMediaType(hdr.Get("Content-Type"))
 	convert := rw.x.h.convert
 	switch {
 	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
@@ -137,6 +137,12 @@ func (rw *responseWriter) pass() {
 func (rw *responseWriter) startBuffer(k bufKind) {
 	rw.state = stBuffer
 	rw.kind = k
+	// Size the buffer once when the length is known.
+	if cl := rw.Header()["Content-Length"]; len(cl) == 1 {
+		if n, err := strconv.ParseInt(cl[0], 10, 64); err == nil && n > 0 && n <= rw.x.h.MaxBufferBytes {
+			rw.buf.Grow(int(n))
+		}
+	}
 }
 
 // sniff decides a text/plain or text/event-stream format from the first

@@ -78,11 +78,44 @@ func (rw *responseWriter) setPlaceholders() []string {
 		tools = m.Tools()
 	}
 	if repl, ok := rw.r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
-		repl.Set("http.llm_meta.mode", rw.mode())
-		repl.Set("http.llm_meta.format", rw.format.String())
-		repl.Set("http.llm_meta.tools_used", strings.Join(tools, ","))
+		repl.Set("http.llm_meta.mode", boxName(rw.mode()))
+		repl.Set("http.llm_meta.format", boxName(rw.format.String()))
+		repl.Set("http.llm_meta.tools_used", boxName(strings.Join(tools, ",")))
 	}
 	return tools
+}
+
+// boxName returns a placeholder value as an interface. The fixed names of
+// modes and formats come back as constants, which Go boxes without
+// allocating; anything else is boxed as usual.
+func boxName(s string) any {
+	switch s {
+	case "":
+		return ""
+	case "run_once":
+		return "run_once"
+	case "edge_stream":
+		return "edge_stream"
+	case "stream":
+		return "stream"
+	case "json":
+		return "json"
+	case "passthrough":
+		return "passthrough"
+	case "none":
+		return "none"
+	case "data_stream":
+		return "data_stream"
+	case "ui_stream":
+		return "ui_stream"
+	case "sse":
+		return "sse"
+	case "other":
+		return "other"
+	case "undecided":
+		return "undecided"
+	}
+	return s
 }
 
 // logDone ends the request: placeholders, metrics and one debug line.

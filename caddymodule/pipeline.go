@@ -168,9 +168,20 @@ func (rw *responseWriter) forwardBody(body []byte, changed bool) {
 		hdr.Del("Content-MD5")
 		hdr.Del("Digest")
 	}
-	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	setContentLength(hdr, len(body))
 	rw.forwardHeader()
 	rw.writeOut(body)
+}
+
+// setContentLength sets Content-Length to n, leaving the header alone (and
+// unallocated) when it already says exactly that.
+func setContentLength(hdr http.Header, n int) {
+	var b [20]byte
+	v := strconv.AppendInt(b[:0], int64(n), 10)
+	if cl := hdr["Content-Length"]; len(cl) == 1 && cl[0] == string(v) {
+		return
+	}
+	hdr.Set("Content-Length", string(v))
 }
 
 // answerRunOnce writes the run-once answer (SPEC 6.1).

@@ -37,7 +37,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if r.Method != http.MethodPost {
 		return next.ServeHTTP(w, r)
 	}
-	x := &exchange{h: h, start: time.Now()}
+	// The exchange and the writer wrapper live in one allocation.
+	st := &requestState{x: exchange{h: h, start: time.Now()}}
+	x := &st.x
 	if p := r.URL.Path; p != "" && (p == h.runOncePath || p == h.edgePath) {
 		if done := h.prepareEndpoint(w, r, x, p == h.edgePath); done {
 			return nil
@@ -54,8 +56,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if x.wantSplit {
 		x.structured = translate.NewReplyStream(int(h.MaxBufferBytes))
 	}
-	rw := newResponseWriter(w, r, x)
+	rw := st.writer(w, r)
 	return rw.serve(next)
+}
+
+// requestState is everything one request needs, allocated at once.
+type requestState struct {
+	x    exchange
+	rw   responseWriter
+	wrap caddyhttp.ResponseWriterWrapper
+}
+
+func (st *requestState) writer(w http.ResponseWriter, r *http.Request) *responseWriter {
+	st.wrap.ResponseWriter = w
+	st.rw.ResponseWriterWrapper = &st.wrap
+	st.rw.r = r
+	st.rw.x = &st.x
+	return &st.rw
 }
 
 // prepareRequest applies SPEC 2 and 3 to an ordinary POST.
@@ -93,17 +110,19 @@ func (h *Handler) readBody(r *http.Request) (body []byte, whole bool) {
 		h.fallback(reasonRequestTooLarge)
 		return nil, false
 	}
-	var buf bytes.Buffer
+	var buf []byte
 	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength))
+		// One spare byte: the read that meets the end needs no new room.
+		buf = make([]byte, 0, r.ContentLength+1)
 	}
-	n, err := io.Copy(&buf, io.LimitReader(r.Body, max+1))
+	buf, err := readUpTo(r.Body, buf, max+1)
+	n := int64(len(buf))
 	rest := r.Body
 	if err != nil || n > max {
 		r.Body = struct {
 			io.Reader
 			io.Closer
-		}{io.MultiReader(bytes.NewReader(buf.Bytes()), rest), rest}
+		}{io.MultiReader(bytes.NewReader(buf), rest), rest}
 		if err != nil {
 			// The client's body broke off: the upstream gets what there was
 			// and then the same error, as it would without us.
@@ -112,15 +131,51 @@ func (h *Handler) readBody(r *http.Request) (body []byte, whole bool) {
 		h.fallback(reasonRequestTooLarge)
 		return nil, false
 	}
-	body = buf.Bytes()
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return body, true
+	r.Body = newBodyReader(buf)
+	return buf, true
 }
+
+// readUpTo appends what rd yields to b until the end or until b holds limit
+// bytes (io.Copy into a bytes.Buffer through io.LimitReader, without the
+// buffer's own growth policy: b's capacity is used as it is).
+func readUpTo(rd io.Reader, b []byte, limit int64) ([]byte, error) {
+	for int64(len(b)) < limit {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		room := b[len(b):cap(b)]
+		if left := limit - int64(len(b)); int64(len(room)) > left {
+			room = room[:left]
+		}
+		n, err := rd.Read(room)
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
+
+// bodyReader is a request body read from memory: io.NopCloser and
+// bytes.NewReader in one allocation, keeping bytes.Reader's WriteTo.
+type bodyReader struct{ bytes.Reader }
+
+func newBodyReader(b []byte) *bodyReader {
+	br := new(bodyReader)
+	br.Reset(b)
+	return br
+}
+
+// Close implements io.Closer.
+func (*bodyReader) Close() error { return nil }
 
 // setBody replaces the request body, keeping Content-Length consistent.
 func setBody(r *http.Request, body []byte) {
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	r.Body = newBodyReader(body)
+	r.GetBody = func() (io.ReadCloser, error) { return newBodyReader(body), nil }
 	r.ContentLength = int64(len(body))
 	r.Header.Set("Content-Length", strconv.Itoa(len(body)))
 	r.Header.Del("Transfer-Encoding")
@@ -132,11 +187,27 @@ func isJSONContentType(ct string) bool {
 	if ct == "" {
 		return true
 	}
-	mt, _, err := mime.ParseMediaType(ct)
+	mt, err := parseMediaType(ct)
 	if err != nil {
 		return false
 	}
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
+// parseMediaType is mime.ParseMediaType without the parameters, answering
+// the usual Content-Type values without the map that ParseMediaType
+// allocates.
+func parseMediaType(ct string) (string, error) {
+	switch ct {
+	case "application/json", "application/json; charset=utf-8", "application/json;charset=utf-8":
+		return "application/json", nil
+	case "text/event-stream", "text/event-stream; charset=utf-8", "text/event-stream;charset=utf-8":
+		return "text/event-stream", nil
+	case "text/plain", "text/plain; charset=utf-8", "text/plain;charset=utf-8":
+		return "text/plain", nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return mt, err
 }
 
 // prefersText reports whether an Accept header prefers text/plain over JSON;

@@ -71,10 +71,6 @@ type responseWriter struct {
 	bytesIn, bytesOut int64
 }
 
-func newResponseWriter(w http.ResponseWriter, r *http.Request, x *exchange) *responseWriter {
-	return &responseWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}, r: r, x: x}
-}
-
 // serve calls next and completes the reply.
 func (rw *responseWriter) serve(next caddyhttp.Handler) error {
 	err, aborted := rw.callNext(next)
