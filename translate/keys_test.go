@@ -3,12 +3,16 @@ package translate
 import (
 	"bytes"
 	"math/rand"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 // scanKeys must find exactly what the four bytes.Contains it replaces find.
 func containsKeys(data []byte) (set uint8) {
-	for bit, k := range map[uint8]string{hasMeta: `"meta"`, hasToolCall: `"tool_calls"`, hasFuncCall: `"function_call"`, hasError: `"error"`} {
+	for bit, k := range map[uint8]string{hasMeta: `"meta"`, hasToolCall: `"tool_calls"`, hasFuncCall: `"function_call"`, hasError: `"error"`, hasName: `"name"`} {
 		if bytes.Contains(data, []byte(k)) {
 			set |= bit
 		}
@@ -28,7 +32,7 @@ func TestScanKeys(t *testing.T) {
 		}
 	}
 	rng := rand.New(rand.NewSource(2))
-	words := []string{`"`, `meta`, `tool_calls`, `function_call`, `error`, `x`, `\`, `{`, `:`, ` `}
+	words := []string{`"`, `meta`, `name`, `tool_calls`, `function_call`, `error`, `x`, `\`, `{`, `:`, ` `}
 	for n := 0; n < 50000; n++ {
 		var b []byte
 		for k := rng.Intn(12); k > 0; k-- {
@@ -55,4 +59,71 @@ func TestStartsObject(t *testing.T) {
 			t.Errorf("startsObject(%q) = %v", s, got)
 		}
 	}
+}
+
+// deltaToolNames, behind the scanKeys look-up, must find what the two #
+// queries it replaces found behind bytes.Contains("tool_calls") and
+// bytes.Contains("function_call"). (Keys spelt with \u escapes are not
+// looked for, before or after.)
+func refToolNames(s string) []string {
+	var names []string
+	add := func(_, n gjson.Result) bool {
+		if n.Type == gjson.String {
+			names = append(names, n.Str)
+		}
+		return true
+	}
+	if strings.Contains(s, `"tool_calls"`) {
+		gjson.Get(s, "choices.#.delta.tool_calls.#.function.name").ForEach(func(_, ns gjson.Result) bool {
+			ns.ForEach(add)
+			return true
+		})
+	}
+	if strings.Contains(s, `"function_call"`) {
+		gjson.Get(s, "choices.#.delta.function_call.name").ForEach(add)
+	}
+	return names
+}
+
+func newToolNames(s string) []string {
+	var names []string
+	keys := scanKeys([]byte(s))
+	if keys&(hasToolCall|hasFuncCall) != 0 && keys&hasName != 0 {
+		deltaToolNames(s, keys, func(n string) { names = append(names, n) })
+	}
+	return names
+}
+
+var toolNameSeeds = []string{
+	`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"get_weather","arguments":""}}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"{\"name\":1}"}}]}}]}`,
+	`{"choices":[{"delta":{"function_call":{"name":"legacy"}}},{"delta":{"tool_calls":[{"function":{"name":"b"}},{"function":{"name":"c"}}]}}]}`,
+	`{"choices":{"a":{"delta":{"tool_calls":[{"function":{"name":"obj"}}]}}}}`,
+	`{"choices":[{"delta":{"tool_calls":{"function":{"name":"notarray"}}}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[1,{"function":[{"name":"x"}]},{"function":{"name":7}},{"function":{"name":"ok"}}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"function":{"name":"a"}}],"function_call":{"name":"z"}}}]}`,
+}
+
+func TestDeltaToolNames(t *testing.T) {
+	for _, s := range toolNameSeeds {
+		if got, want := newToolNames(s), refToolNames(s); !slices.Equal(got, want) {
+			t.Errorf("%s:\n got %q\nwant %q", s, got, want)
+		}
+	}
+}
+
+func FuzzDeltaToolNames(f *testing.F) {
+	for _, s := range toolNameSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if strings.Contains(s, `\u`) || !gjson.Valid(s) {
+			// Escaped keys are not looked for either way (but gjson may see
+			// them); on invalid JSON what gjson finds is unspecified.
+			return
+		}
+		if got, want := newToolNames(s), refToolNames(s); !slices.Equal(got, want) {
+			t.Fatalf("%s:\n got %q\nwant %q", s, got, want)
+		}
+	})
 }

@@ -135,6 +135,38 @@ func (r *SSERewriter) Event(raw []byte) {
 	r.objectEvent(raw, data)
 }
 
+// deltaToolNames calls add with each name in
+// choices[*].delta.tool_calls[*].function.name and
+// choices[*].delta.function_call.name of a chunk (the # queries of gjson,
+// walked without building their result strings).
+func deltaToolNames(s string, keys uint8, add func(string)) {
+	choices := gjson.Get(s, "choices")
+	if !choices.IsArray() {
+		return
+	}
+	if keys&hasToolCall != 0 {
+		choices.ForEach(func(_, c gjson.Result) bool {
+			if calls := c.Get("delta.tool_calls"); calls.IsArray() {
+				calls.ForEach(func(_, call gjson.Result) bool {
+					if n := call.Get("function.name"); n.Type == gjson.String {
+						add(n.Str)
+					}
+					return true
+				})
+			}
+			return true
+		})
+	}
+	if keys&hasFuncCall != 0 {
+		choices.ForEach(func(_, c gjson.Result) bool {
+			if n := c.Get("delta.function_call.name"); n.Type == gjson.String {
+				add(n.Str)
+			}
+			return true
+		})
+	}
+}
+
 // startsObject reports whether the first byte after JSON white space is '{'.
 func startsObject(data []byte) bool {
 	for _, c := range data {
@@ -167,12 +199,13 @@ const (
 	hasToolCall             // "tool_calls"
 	hasFuncCall             // "function_call"
 	hasError                // "error"
+	hasName                 // "name"
 )
 
 // scanKeys reports which of the quoted strings "meta", "tool_calls",
-// "function_call" and "error" occur in data, exactly as four bytes.Contains
-// would, in one pass: it visits every '"' (eight bytes at a time, SWAR) and
-// looks at what follows. Most events of a stream have none of them, so this
+// "function_call", "error" and "name" occur in data, exactly as
+// bytes.Contains would for each, in one pass: it visits every '"' (eight
+// bytes at a time, SWAR) and looks at what follows. Most events of a stream have none of them, so this
 // is what keeps them off gjson's path.
 func scanKeys(data []byte) (set uint8) {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
@@ -215,6 +248,10 @@ func keyAt(r []byte) uint8 {
 		if len(r) >= 6 && string(r[:6]) == `error"` {
 			return hasError
 		}
+	case 'n':
+		if string(r[:5]) == `name"` {
+			return hasName
+		}
 	}
 	return 0
 }
@@ -234,24 +271,8 @@ func (r *SSERewriter) objectEvent(raw, data []byte) {
 			}
 		}
 	}
-	if keys&hasToolCall != 0 {
-		gjson.Get(s, "choices.#.delta.tool_calls.#.function.name").ForEach(func(_, names gjson.Result) bool {
-			names.ForEach(func(_, n gjson.Result) bool {
-				if n.Type == gjson.String {
-					r.meta.AddTool(n.Str)
-				}
-				return true
-			})
-			return true
-		})
-	}
-	if keys&hasFuncCall != 0 {
-		gjson.Get(s, "choices.#.delta.function_call.name").ForEach(func(_, n gjson.Result) bool {
-			if n.Type == gjson.String {
-				r.meta.AddTool(n.Str)
-			}
-			return true
-		})
+	if keys&(hasToolCall|hasFuncCall) != 0 && keys&hasName != 0 {
+		deltaToolNames(s, keys, r.meta.AddTool)
 	}
 	isError := keys&hasError != 0 && gjson.Get(s, "error").Exists() && !gjson.Get(s, "choices").Exists()
 	if !isError {
