@@ -64,16 +64,20 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 	}
 	if keys&(hasToolCall|hasFuncCall) != 0 {
 		choices.ForEach(func(_, c gjson.Result) bool {
-			if calls := c.Get("message.tool_calls"); calls.IsArray() {
-				calls.ForEach(func(_, call gjson.Result) bool {
-					if n := call.Get("function.name"); n.Type == gjson.String {
-						meta.AddTool(n.Str)
-					}
-					return true
-				})
+			if keys&hasToolCall != 0 {
+				if calls := c.Get("message.tool_calls"); calls.IsArray() {
+					calls.ForEach(func(_, call gjson.Result) bool {
+						if n := call.Get("function.name"); n.Type == gjson.String {
+							meta.AddTool(n.Str)
+						}
+						return true
+					})
+				}
 			}
-			if n := c.Get("message.function_call.name"); n.Type == gjson.String {
-				meta.AddTool(n.Str)
+			if keys&hasFuncCall != 0 {
+				if n := c.Get("message.function_call.name"); n.Type == gjson.String {
+					meta.AddTool(n.Str)
+				}
 			}
 			return true
 		})
@@ -119,6 +123,10 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 	if !changed {
 		return body, meta, true
 	}
+	if len(choiceMeta) == 0 && metaJSON != nil && !top.Exists() {
+		// Only a top-level meta to add: build the result in one go.
+		return appendMember(out, "meta", metaJSON), meta, true
+	}
 	if &out[0] == &body[0] {
 		out = copyBytes(body)
 	}
@@ -140,5 +148,39 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 }
 
 var unicodeEscape = []byte(`\u`)
+
+// appendMember returns a new copy of the JSON object doc with the member
+// key: raw added at its end, byte for byte what sjson.SetRawBytes makes of
+// an object that has no such key (the object from its '{' to its last '}',
+// white space around it dropped; a comma when it has members), without
+// sjson's look-up of the key and its second copy.
+func appendMember(doc []byte, key string, raw []byte) []byte {
+	i := 0
+	for i < len(doc) && doc[i] <= ' ' {
+		i++
+	}
+	end := len(doc) - 1
+	for end > i && doc[end] != '}' {
+		end--
+	}
+	obj := doc[i:end] // '{' and the members, without the last '}'
+	comma := false
+	for _, c := range obj[1:] {
+		if c > ' ' {
+			comma = true
+			break
+		}
+	}
+	out := make([]byte, 0, len(obj)+len(key)+len(raw)+5)
+	out = append(out, obj...)
+	if comma {
+		out = append(out, ',')
+	}
+	out = append(out, '"')
+	out = append(out, key...)
+	out = append(out, '"', ':')
+	out = append(out, raw...)
+	return append(out, '}')
+}
 
 func copyBytes(b []byte) []byte { return append([]byte(nil), b...) }

@@ -119,6 +119,8 @@ var jsonReplySeeds = []string{
 	`{"\u006deta":{"a":1},"choices":[{"message":{"tool\u005fcalls":[{"function":{"name":"esc"}}]}}]}`,
 	`{"choices":{"a":{"meta":{"k":1},"message":{"tool_calls":[{"function":{"name":"obj"}}]}}}}`,
 	`{"id":"x","choices":[{"message":{"content":"no keys here"}}]}`,
+	" \n{\"choices\":[{\"message\":{\"tool_calls\":[{\"function\":{\"name\":\"ws\"}}]}}]} \n\t",
+	`{ }`, `{"a":1 }`, "{\"a\":1}\n}", `{"choices":[]}`,
 	`{"meta":{}}`, `{"meta":null}`, `{"meta":[1]}`, `{}`, `[1]`, `{"content":"\"meta\""}`,
 }
 
@@ -147,5 +149,10 @@ func FuzzRewriteJSONReplyEquiv(f *testing.F) {
 	for _, s := range jsonReplySeeds {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, body []byte) { checkJSONReplyEquiv(t, body, nil) })
+	var trimmed Meta
+	trimmed.SetTrimmed(3)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		checkJSONReplyEquiv(t, body, nil)
+		checkJSONReplyEquiv(t, body, &trimmed)
+	})
 }
