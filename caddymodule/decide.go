@@ -156,17 +156,36 @@ func (rw *responseWriter) sniff(end bool) {
 	}
 	rw.format = f
 	rw.begin()
-	if rw.state == stPass {
-		rw.writeOut(held)
-		rw.buf.Reset()
-		return
-	}
 	if rw.state == stBuffer {
 		return // the held bytes are already the start of the buffer
 	}
-	held = append([]byte(nil), held...)
-	rw.buf.Reset()
-	rw.feed(held)
+	if rw.state == stPass {
+		rw.writeOut(held)
+	} else {
+		rw.feed(held) // the pipeline does not use rw.buf
+	}
+	rw.buf = bytes.Buffer{} // not needed any more: let its memory go with it
+}
+
+// sniffIn decides the format from p alone when p is enough, as it usually
+// is (the first write holds the first line or event), and then handles p
+// at once instead of holding a copy of it. It reports whether it decided.
+func (rw *responseWriter) sniffIn(p []byte) bool {
+	f, decided := sniffFormat(rw.format, p, int(rw.x.h.MaxEventBytes), false)
+	if !decided {
+		return false
+	}
+	rw.format = f
+	rw.begin()
+	switch rw.state {
+	case stPass:
+		rw.writeOut(p)
+	case stBuffer:
+		rw.bufferBody(p)
+	default:
+		rw.feed(p)
+	}
+	return true
 }
 
 // sniffFormat looks at the start of a body. decided is false while more
@@ -244,14 +263,16 @@ type eventGrab struct {
 
 func (g *eventGrab) Event(raw []byte) {
 	if !g.done {
-		g.ev, g.done = append([]byte(nil), raw...), true
+		// One Feed on a fresh splitter: an event it completes lies in the
+		// fed bytes, so raw stays valid after the call.
+		g.ev, g.done = raw, true
 	}
 }
 func (g *eventGrab) Oversize([]byte, bool) {}
 
 func firstEvent(b []byte) ([]byte, bool) {
 	var g eventGrab
-	s := translate.NewSSESplitter(len(b) + 1)
+	s := translate.SSESplitter{Max: len(b) + 1}
 	s.Feed(b, &g)
 	if g.done {
 		return g.ev, true

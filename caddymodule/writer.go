@@ -173,6 +173,15 @@ func (rw *responseWriter) Write(p []byte) (int, error) {
 		}
 		return n, err
 	case stSniff:
+		if rw.buf.Len() == 0 {
+			// The first write: decide from it in place when it is enough,
+			// else hold it (looking at the same bytes again would not
+			// change the answer).
+			if !rw.sniffIn(p) {
+				rw.buf.Write(p)
+			}
+			break
+		}
 		rw.buf.Write(p)
 		// Look again only when something can have changed the answer: the
 		// first bytes (which can rule a data stream out), a line end, or the
