@@ -17,6 +17,9 @@ package caddymodule
 //	                                      2n events compared): 0 means the
 //	                                      per-event path does not allocate
 //	base-ns/event                         the next handler alone
+//	added-flushes/event                   downstream flushes added (each
+//	                                      costs a write deadline reset in
+//	                                      Caddy's IdleTimeoutWriter)
 //
 // The translate package has its own micro-benchmarks of the converters;
 // these measure the handler as Caddy calls it (request inspection, writer
@@ -160,6 +163,9 @@ type benchRig struct {
 	out  *benchSink
 	data []byte
 	cl   []string // the request's Content-Length value
+
+	// Downstream flushes of the last request of each kind.
+	flushesBase, flushesWith int
 }
 
 func newBenchHandler(tb testing.TB) *Handler {
@@ -212,12 +218,14 @@ func (g *benchRig) base() {
 	if err := g.next.ServeHTTP(g.out, g.request()); err != nil {
 		panic(err)
 	}
+	g.flushesBase = g.out.flush
 }
 
 func (g *benchRig) with() {
 	if err := g.h.ServeHTTP(g.out, g.request(), g.next); err != nil {
 		panic(err)
 	}
+	g.flushesWith = g.out.flush
 }
 
 // benchMeasure runs f n times and returns the wall time, the process CPU time
@@ -302,6 +310,7 @@ func runBench(b *testing.B, n int, mk func(n int) *benchCase) {
 		return
 	}
 	ev := float64(c.events)
+	b.ReportMetric(float64(g.flushesWith-g.flushesBase)/ev, "added-flushes/event")
 	b.ReportMetric(addNs/ev, "added-ns/event")
 	b.ReportMetric(addCPU/ev, "added-cpu-ns/event")
 	b.ReportMetric(addAllocs/ev, "added-allocs/event")

@@ -247,9 +247,16 @@ func (rw *responseWriter) bufferBody(p []byte) {
 
 // FlushError flushes downstream only once bytes may go there; while the
 // writer buffers or sniffs it is a no-op, so that the status is not
-// committed early (caddy#6144).
+// committed early (caddy#6144). When rewriting a stream it flushes only
+// what the writer wrote since its own last flush: it flushes after each
+// write that produced output, so the flush reverse_proxy makes right after
+// that write has nothing left to do. (Each flush costs a write deadline
+// reset in Caddy's IdleTimeoutWriter.)
 func (rw *responseWriter) FlushError() error {
 	if !rw.forwarded || rw.state == stBuffer || rw.state == stCollect {
+		return nil
+	}
+	if rw.state != stPass && !rw.produced {
 		return nil
 	}
 	rw.produced = false
@@ -281,6 +288,7 @@ func (rw *responseWriter) forwardHeader() {
 	rw.forwarded = true
 	rw.setPlaceholders()
 	rw.ResponseWriter.WriteHeader(rw.status)
+	rw.produced = true // the status line is waiting for a flush too
 }
 
 // writeOut writes bytes downstream.
