@@ -214,17 +214,24 @@ func scanKeys(data []byte) (set uint8) {
 		x := binary.LittleEndian.Uint64(data[i:]) ^ (lo * '"')
 		m := (x - lo) &^ x & hi // high bit set in each byte that was '"'
 		for m != 0 {
-			set |= keyAt(data[i+bits.TrailingZeros64(m)>>3+1:])
+			k := i + bits.TrailingZeros64(m)>>3 + 1
 			m &= m - 1
+			if k < len(data) && keyFirst[data[k]] {
+				set |= keyAt(data[k:])
+			}
 		}
 	}
 	for ; i < len(data); i++ {
-		if data[i] == '"' {
+		if data[i] == '"' && i+1 < len(data) && keyFirst[data[i+1]] {
 			set |= keyAt(data[i+1:])
 		}
 	}
 	return set
 }
+
+// keyFirst marks the first letters of the keys scanKeys looks for: most
+// strings start with another one and are passed over without a call.
+var keyFirst = [256]bool{'m': true, 't': true, 'f': true, 'e': true, 'n': true}
 
 // keyAt tells which key, with its closing quote, r starts with.
 func keyAt(r []byte) uint8 {
