@@ -73,11 +73,34 @@ func (m *Meta) touch(key string) int {
 	if i := m.index(key); i >= 0 {
 		return i
 	}
+	if m.keys == nil {
+		// Room for the usual few keys at once, rather than growing by one.
+		m.keys, m.vals = make([]string, 0, 4), make([][]byte, 0, 4)
+	}
 	// Keys and names often come from gjson look-ups on a caller's buffer
-	// (unsafeString): copy them, since m outlives that buffer.
-	m.keys = append(m.keys, strings.Clone(key))
+	// (unsafeString): copy them, since m outlives that buffer (the module's
+	// own keys are constants and need no copy).
+	m.keys = append(m.keys, ownKey(key))
 	m.vals = append(m.vals, nil)
 	return len(m.keys) - 1
+}
+
+// ownKey returns key in memory of its own: the constant for the keys the
+// module writes itself, else a copy.
+func ownKey(key string) string {
+	switch key {
+	case keyTools:
+		return keyTools
+	case keyTrimmed:
+		return keyTrimmed
+	case KeyStructuredResult:
+		return KeyStructuredResult
+	case KeyStructuredMetadata:
+		return KeyStructuredMetadata
+	case KeyHustle:
+		return KeyHustle
+	}
+	return strings.Clone(key)
 }
 
 // AddTool adds one tool name to tools_used, once, ignoring empty names.
@@ -91,6 +114,9 @@ func (m *Meta) AddTool(name string) {
 		}
 	}
 	m.touch(keyTools)
+	if m.tools == nil {
+		m.tools = make([]string, 0, 4)
+	}
 	m.tools = append(m.tools, strings.Clone(name))
 }
 
@@ -252,7 +278,27 @@ func appendValidUTF8(dst, raw []byte) []byte {
 }
 
 // JSON returns m as a compact JSON object.
-func (m *Meta) JSON() []byte { return m.AppendJSON(nil) }
+func (m *Meta) JSON() []byte { return m.AppendJSON(make([]byte, 0, m.sizeHint())) }
+
+// sizeHint is about the length of m's JSON (escapes and the rewriting of
+// structured_result aside), so that JSON allocates once.
+func (m *Meta) sizeHint() int {
+	n := 2
+	for i, k := range m.keys {
+		n += len(k) + 4
+		switch k {
+		case keyTools:
+			for _, t := range m.tools {
+				n += len(t) + 3
+			}
+		case keyTrimmed:
+			n += 20
+		default:
+			n += len(m.vals[i])
+		}
+	}
+	return n
+}
 
 // compactJSON removes insignificant white space, so that meta events stay one line.
 func compactJSON(raw []byte) []byte {
