@@ -80,7 +80,11 @@ func (rw *responseWriter) setPlaceholders() []string {
 	if repl, ok := rw.r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 		repl.Set("http.llm_meta.mode", boxName(rw.mode()))
 		repl.Set("http.llm_meta.format", boxName(rw.format.String()))
-		repl.Set("http.llm_meta.tools_used", boxName(strings.Join(tools, ",")))
+		// tools_used only grows: set it again only when there are more.
+		if m := rw.replyMeta(); !rw.toolsSet || m != rw.toolsMeta || len(tools) != rw.toolsN {
+			repl.Set("http.llm_meta.tools_used", boxName(strings.Join(tools, ",")))
+			rw.toolsSet, rw.toolsMeta, rw.toolsN = true, m, len(tools)
+		}
 	}
 	return tools
 }

@@ -69,6 +69,11 @@ type responseWriter struct {
 	over      bool  // a run-once reply outgrew max_buffer_bytes
 
 	bytesIn, bytesOut int64
+
+	// What {http.llm_meta.tools_used} was last set from.
+	toolsSet  bool
+	toolsMeta *translate.Meta
+	toolsN    int
 }
 
 // serve calls next and completes the reply.
