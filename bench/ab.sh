@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# A/B comparison of the in-process benchmarks (caddymodule/bench_test.go)
+# between a git revision and the working tree, robust to a machine shared
+# with other work: both test binaries are built once, then run in
+# alternation (old, new, old, new, ...) and each figure is the median of the
+# rounds. The benchmark file of the working tree is used for both, so that
+# they measure the same thing.
+#
+#   bench/ab.sh [-r rounds] [-b bench-regexp] [-t benchtime] REV
+#
+# e.g. bench/ab.sh -b 'JSONReply|SSEPassthrough' main
+set -euo pipefail
+
+rounds=5 bench=. benchtime=1s
+while getopts "r:b:t:" o; do
+	case $o in
+	r) rounds=$OPTARG ;;
+	b) bench=$OPTARG ;;
+	t) benchtime=$OPTARG ;;
+	*) echo "usage: $0 [-r rounds] [-b bench-regexp] [-t benchtime] REV" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 1 ] || { echo "usage: $0 [-r rounds] [-b bench-regexp] [-t benchtime] REV" >&2; exit 2; }
+rev=$1
+
+root=$(git rev-parse --show-toplevel)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+git -C "$root" archive "$rev" | tar -x -C "$tmp"
+cp "$root/caddymodule/bench_test.go" "$tmp/caddymodule/bench_test.go"
+(cd "$tmp" && go test -c -o "$tmp/old.test" ./caddymodule)
+(cd "$root" && go test -c -o "$tmp/new.test" ./caddymodule)
+
+for i in $(seq "$rounds"); do
+	for v in old new; do
+		echo "round $i: $v" >&2
+		"$tmp/$v.test" -test.run '^$' -test.bench "$bench" -test.benchmem -test.benchtime "$benchtime" |
+			awk -v v="$v" '/^Benchmark/ { for (i = 3; i < NF; i += 2) print v, $1, $(i+1), $i }'
+	done
+done >"$tmp/results"
+
+# Medians per benchmark, unit and version.
+awk '
+	{ key = $2 SUBSEP $3; vals[$1, key] = vals[$1, key] " " $4; keys[key] = 1 }
+	function median(s,   a, n, i, j, t) {
+		n = split(s, a, " ")
+		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	END {
+		printf "%-44s %-20s %12s %12s %8s\n", "benchmark", "unit", "old", "new", "new/old"
+		n = 0
+		for (k in keys) sorted[++n] = k
+		for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (sorted[j] < sorted[i]) { t = sorted[i]; sorted[i] = sorted[j]; sorted[j] = t }
+		for (i = 1; i <= n; i++) {
+			k = sorted[i]; split(k, p, SUBSEP)
+			o = median(vals["old", k]); w = median(vals["new", k])
+			r = (o != 0) ? sprintf("%.3f", w / o) : "-"
+			printf "%-44s %-20s %12.4g %12.4g %8s\n", p[1], p[2], o, w, r
+		}
+	}' "$tmp/results"
