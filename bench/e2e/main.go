@@ -4,7 +4,7 @@
 //	client ──> Caddy [llm_meta, reverse_proxy]  ──> upstream   ("llm_meta")
 //
 // The upstream is an OpenAI-style gateway with no pacing, in this process:
-// a stream of -events content chunks (about 150 bytes each, flushed one by
+// a stream of -events content chunks (186 bytes each, flushed one by
 // one), or a JSON reply with tool_calls. Each Caddy runs in its own
 // subprocess (this program run again with -role=caddy, or the binary given
 // by -caddy), so that its CPU time and memory can be read from /proc.
