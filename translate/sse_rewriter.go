@@ -4,11 +4,10 @@ import (
 	"encoding/binary"
 	"io"
 	"math/bits"
-	"strconv"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 )
 
 // SSEOptions configure an SSERewriter (SPEC 4.3).
@@ -305,12 +304,11 @@ func (r *SSERewriter) objectEvent(raw, data []byte) {
 // reply decoder. It reports whether it wrote (or dropped) the event itself.
 func (r *SSERewriter) structuredEvent(raw, data []byte) bool {
 	s := unsafeString(data)
-	pos := choiceZero(s)
-	if pos < 0 {
+	choice, ok := choiceZero(s)
+	if !ok {
 		return false
 	}
-	prefix := "choices." + strconv.Itoa(pos)
-	c := gjson.Get(s, prefix+".delta.content")
+	c := choice.Get("delta.content")
 	if c.Type != gjson.String {
 		return false
 	}
@@ -318,39 +316,123 @@ func (r *SSERewriter) structuredEvent(raw, data []byte) bool {
 	if text == c.Str {
 		return false
 	}
-	if text == "" && !carriesMore(s, prefix) {
+	if text == "" && !carriesMore(s, choice) {
 		return true // only raw JSON of the structured reply: nothing to show
 	}
-	out, err := sjson.SetBytes(append([]byte(nil), data...), prefix+".delta.content", text)
-	if err != nil {
+	buf, ok := appendReplaced(append(r.ownBuf(), "data: "...), data, c.Raw, text)
+	if !ok {
 		return false
 	}
-	buf := append(r.ownBuf(), "data: "...)
-	buf = append(buf, out...)
 	r.emitOwn(append(buf, "\n\n"...))
 	return true
 }
 
-// choiceZero returns the position in choices of choice 0: the element whose
-// index is 0, or that has no index (some providers omit it); -1 when none.
-func choiceZero(s string) int {
-	pos, found := 0, -1
+// appendReplaced appends data with the JSON value raw (a substring of it)
+// replaced by the string text, spliced where it lies: what sjson.SetBytes
+// makes of data for that value's path, without its copies and look-ups.
+func appendReplaced(buf, data []byte, raw, text string) ([]byte, bool) {
+	if len(data) == 0 || len(raw) == 0 {
+		return buf, false
+	}
+	off := int(uintptr(unsafe.Pointer(unsafe.StringData(raw))) - uintptr(unsafe.Pointer(&data[0])))
+	if off < 0 || off+len(raw) > len(data) {
+		return buf, false
+	}
+	buf = append(buf, data[:off]...)
+	buf = appendSJSONString(buf, text)
+	return append(buf, data[off+len(raw):]...), true
+}
+
+// appendSJSONString appends s as a JSON string the way sjson writes a string
+// value: as it is between quotes when that is valid JSON, else as
+// encoding/json marshals it.
+func appendSJSONString(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > 0x7f || c == '"' || c == '\\' {
+			return appendMarshalString(buf, s)
+		}
+	}
+	buf = append(buf, '"')
+	buf = append(buf, s...)
+	return append(buf, '"')
+}
+
+// appendMarshalString appends what json.Marshal(s) returns, without its
+// allocations: HTML characters escaped, invalid UTF-8 as U+FFFD, U+2028 and
+// U+2029 escaped.
+func appendMarshalString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// choiceZero returns choice 0 of a chunk: the element of choices whose index
+// is 0, or that has no index (some providers omit it).
+func choiceZero(s string) (choice gjson.Result, ok bool) {
 	gjson.Get(s, "choices").ForEach(func(_, c gjson.Result) bool {
 		if idx := c.Get("index"); !idx.Exists() || (idx.Type == gjson.Number && idx.Num == 0) {
-			found = pos
+			choice, ok = c, true
 			return false
 		}
-		pos++
 		return true
 	})
-	return found
+	return choice, ok
 }
 
 // carriesMore reports whether a chunk carries something besides content that
-// a client needs: the role, a finish reason, usage or tool calls.
-func carriesMore(s, prefix string) bool {
-	res := gjson.GetMany(s, prefix+".delta.role", prefix+".finish_reason", "usage", prefix+".delta.tool_calls", "choices.1")
-	for _, v := range res {
+// a client needs: the role, a finish reason, usage, tool calls, or another
+// choice.
+func carriesMore(s string, choice gjson.Result) bool {
+	for _, v := range [...]gjson.Result{
+		choice.Get("delta.role"), choice.Get("finish_reason"), gjson.Get(s, "usage"),
+		choice.Get("delta.tool_calls"), gjson.Get(s, "choices.1"),
+	} {
 		if v.Exists() && v.Type != gjson.Null {
 			return true
 		}
