@@ -77,7 +77,7 @@ func (c *RunOnceCollector) Event(raw []byte) {
 	if !gjson.Valid(s) {
 		return
 	}
-	res := gjson.GetMany(s, "error", "choices.0.delta.content", "choices", "choices.0.index")
+	res := chunkFields(s)
 	if res[0].Exists() && !res[2].Exists() {
 		if !c.hasErr {
 			// s may be the writer's buffer, reused after this Write.
@@ -96,6 +96,36 @@ func (c *RunOnceCollector) Event(raw []byte) {
 		}
 		c.content = append(c.content, text.Str...)
 	}
+}
+
+// chunkFields is gjson.GetMany(s, "error", "choices.0.delta.content",
+// "choices", "choices.0.index") for a valid JSON chunk, in one pass over its
+// top-level keys, without GetMany's allocation and its four look-ups from
+// the start. (With a repeated key, gjson takes the first copy for a path of
+// one key, and for a longer path the first copy in which the rest of the
+// path is found; so does this.)
+func chunkFields(s string) (res [4]gjson.Result) {
+	var haveErr, haveChoices bool
+	gjson.Parse(s).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "error":
+			if !haveErr {
+				res[0], haveErr = v, true
+			}
+		case "choices":
+			if !haveChoices {
+				res[2], haveChoices = v, true
+			}
+			if !res[1].Exists() {
+				res[1] = v.Get("0.delta.content")
+			}
+			if !res[3].Exists() {
+				res[3] = v.Get("0.index")
+			}
+		}
+		return !haveErr || !res[1].Exists() || !res[3].Exists()
+	})
+	return res
 }
 
 // choiceZeroContent returns the content delta of the choice whose index is 0
