@@ -638,11 +638,29 @@ func median(v []float64) float64 {
 
 // metric is one figure of one workload and concurrency, per round.
 type metric struct {
-	Name   string    `json:"name"`
-	Unit   string    `json:"unit"`
-	Higher bool      `json:"higher_is_better"`
-	Plain  []float64 `json:"plain"`
-	Module []float64 `json:"llm_meta"`
+	Name   string `json:"name"`
+	Unit   string `json:"unit"`
+	Higher bool   `json:"higher_is_better"`
+	Plain  floats `json:"plain"`
+	Module floats `json:"llm_meta"`
+}
+
+// floats marshals NaN (a figure that could not be taken) as null.
+type floats []float64
+
+func (f floats) MarshalJSON() ([]byte, error) {
+	b := []byte{'['}
+	for i, v := range f {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			b = append(b, "null"...)
+		} else {
+			b = strconv.AppendFloat(b, v, 'g', -1, 64)
+		}
+	}
+	return append(b, ']'), nil
 }
 
 func (m *metric) medians() (plain, mod, ratio, diff float64) {
@@ -960,7 +978,10 @@ func run() error {
 	summary(out.Results, out.Idle)
 	fmt.Printf("\ntotal time %v\n", time.Since(t0).Round(time.Second))
 	if *flagOut != "" {
-		b, _ := json.MarshalIndent(out, "", "  ")
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			return err
+		}
 		if err := os.WriteFile(*flagOut, b, 0o644); err != nil {
 			return err
 		}
