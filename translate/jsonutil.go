@@ -27,13 +27,17 @@ const hexDigits = "0123456789abcdef"
 
 // appendJSONString appends s as a JSON string: no HTML escaping, invalid
 // UTF-8 replaced by U+FFFD, like encoding/json with SetEscapeHTML(false).
-func appendJSONString(dst []byte, s string) []byte {
+func appendJSONString(dst []byte, s string) []byte { return appendJSONStr(dst, s, false) }
+
+// appendJSONStr is appendJSONString; with html set it writes what
+// json.Marshal (and so sjson) writes: < > & escaped, \b and \f short.
+func appendJSONStr(dst []byte, s string, html bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if c >= 0x20 && c != '"' && c != '\\' && (!html || (c != '<' && c != '>' && c != '&')) {
 				i++
 				continue
 			}
@@ -41,6 +45,15 @@ func appendJSONString(dst []byte, s string) []byte {
 			switch c {
 			case '"', '\\':
 				dst = append(dst, '\\', c)
+			case '\b', '\f':
+				switch {
+				case html && c == '\b': // json.Marshal's short forms
+					dst = append(dst, '\\', 'b')
+				case html:
+					dst = append(dst, '\\', 'f')
+				default:
+					dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+				}
 			case '\n':
 				dst = append(dst, '\\', 'n')
 			case '\r':
