@@ -750,14 +750,14 @@ func fmtRatio(v float64) string {
 
 func printResult(r *result) {
 	fmt.Printf("\n%s, concurrency %d (medians of %d rounds; errors: %d)\n", r.Kind, r.Conc, *flagRounds, r.Errors)
-	fmt.Printf("  %-28s %12s %12s %8s %10s\n", "", "plain", "llm_meta", "ratio", "added")
+	fmt.Printf("  %-36s %12s %12s %8s %10s\n", "", "plain", "llm_meta", "ratio", "added")
 	for _, m := range r.Metrics {
 		p, mod, ratio, diff := m.medians()
 		added := ""
 		if !m.Higher {
 			added = fmtNum(diff) + " " + m.Unit
 		}
-		fmt.Printf("  %-28s %12s %12s %8s %10s\n", m.Name+" ("+m.Unit+")", fmtNum(p), fmtNum(mod), fmtRatio(ratio), added)
+		fmt.Printf("  %-36s %12s %12s %8s %10s\n", m.Name+" ("+m.Unit+")", fmtNum(p), fmtNum(mod), fmtRatio(ratio), added)
 	}
 }
 
@@ -968,11 +968,11 @@ func run() error {
 		}
 		ir := &idleResult{Streams: n, PlainMiB: mib(pw - pb), ModuleMiB: mib(mw - mb), PlainRSS: mib(pw), ModuleRSS: mib(mw)}
 		out.Idle = ir
-		fmt.Printf("  %-28s %12s %12s %10s\n", "", "plain", "llm_meta", "added")
-		fmt.Printf("  %-28s %12.1f %12.1f %10.1f\n", "RSS before (MiB)", mib(pb), mib(mb), mib(mb-pb))
-		fmt.Printf("  %-28s %12.1f %12.1f %10.1f\n", fmt.Sprintf("RSS with %d streams (MiB)", n), mib(pw), mib(mw), mib(mw-pw))
-		fmt.Printf("  %-28s %12.1f %12.1f %10.1f\n", "growth (MiB)", mib(pw-pb), mib(mw-mb), mib((mw-mb)-(pw-pb)))
-		fmt.Printf("  %-28s %12.1f %12.1f %10.1f\n", "growth per stream (KiB)", float64(pw-pb)/1024/float64(n), float64(mw-mb)/1024/float64(n), float64((mw-mb)-(pw-pb))/1024/float64(n))
+		fmt.Printf("  %-36s %12s %12s %10s\n", "", "plain", "llm_meta", "added")
+		fmt.Printf("  %-36s %12.1f %12.1f %10.1f\n", "RSS before (MiB)", mib(pb), mib(mb), mib(mb-pb))
+		fmt.Printf("  %-36s %12.1f %12.1f %10.1f\n", fmt.Sprintf("RSS with %d streams (MiB)", n), mib(pw), mib(mw), mib(mw-pw))
+		fmt.Printf("  %-36s %12.1f %12.1f %10.1f\n", "growth (MiB)", mib(pw-pb), mib(mw-mb), mib((mw-mb)-(pw-pb)))
+		fmt.Printf("  %-36s %12.1f %12.1f %10.1f\n", "growth per stream (KiB)", float64(pw-pb)/1024/float64(n), float64(mw-mb)/1024/float64(n), float64((mw-mb)-(pw-pb))/1024/float64(n))
 	}
 
 	summary(out.Results, out.Idle)
