@@ -72,20 +72,7 @@ func TestBehindEncodeStreamNotHeld(t *testing.T) {
 			proceed := make(chan struct{})
 			upstreamDone := make(chan string, 1)
 			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				_, _ = io.ReadAll(r.Body)
-				rc := sseHeaders(w)
-				for i, ev := range events {
-					if !writeFlush(w, rc, ev) {
-						upstreamDone <- fmt.Sprintf("write of event %d failed", i)
-						return
-					}
-					if !upstreamWait(r, proceed) {
-						upstreamDone <- fmt.Sprintf("the client never got event %d", i)
-						return
-					}
-				}
-				writeFlush(w, rc, "data: [DONE]\n\n")
-				upstreamDone <- ""
+				upstreamDone <- servePaced(w, r, events, false, proceed)
 			}))
 			defer up.Close()
 			base := loadCaddy(t, encodeGzip(), llmMeta(t, nil), proxyTo(up.Listener.Addr().String()))

@@ -174,21 +174,7 @@ func TestStreamEventsArriveBeforeNext(t *testing.T) {
 	proceed := make(chan struct{})
 	upstreamDone := make(chan string, 1)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.ReadAll(r.Body)
-		rc := sseHeaders(w)
-		for i, ev := range events {
-			half := len(ev) / 2
-			if !writeFlush(w, rc, ev[:half]) || !writeFlush(w, rc, ev[half:]) {
-				upstreamDone <- fmt.Sprintf("write of event %d failed", i)
-				return
-			}
-			if !upstreamWait(r, proceed) {
-				upstreamDone <- fmt.Sprintf("the client never got event %d", i)
-				return
-			}
-		}
-		writeFlush(w, rc, "data: [DONE]\n\n")
-		upstreamDone <- ""
+		upstreamDone <- servePaced(w, r, events, true, proceed)
 	}))
 	defer up.Close()
 	base := loadCaddy(t, llmMeta(t, nil), proxyTo(up.Listener.Addr().String()))
@@ -543,4 +529,26 @@ func TestRunOnceOverBufferLimit(t *testing.T) {
 			waitNoModuleGoroutines(t)
 		})
 	}
+}
+
+// servePaced answers as a paced SSE upstream: each event (in two writes when
+// split), then a wait until the client has read it (proceed), then [DONE].
+// It returns "" or what went wrong.
+func servePaced(w http.ResponseWriter, r *http.Request, events []string, split bool, proceed chan struct{}) string {
+	_, _ = io.ReadAll(r.Body)
+	rc := sseHeaders(w)
+	for i, ev := range events {
+		half := len(ev)
+		if split {
+			half = len(ev) / 2
+		}
+		if !writeFlush(w, rc, ev[:half]) || (half < len(ev) && !writeFlush(w, rc, ev[half:])) {
+			return fmt.Sprintf("write of event %d failed", i)
+		}
+		if !upstreamWait(r, proceed) {
+			return fmt.Sprintf("the client never got event %d", i)
+		}
+	}
+	writeFlush(w, rc, "data: [DONE]\n\n")
+	return ""
 }
