@@ -13,7 +13,7 @@ import (
 // rewriter that collects meta and writes the final meta event.
 func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) stage {
 	h, x := rw.x.h, rw.x
-	model := x.model
+	model := x.requestModel()
 	if model == "" {
 		model = "unknown"
 	}
@@ -119,8 +119,9 @@ func (rw *responseWriter) finishBuffered() {
 		rw.answerRunOnce(string(body), &x.meta)
 	case bufJSON, bufRunOnce, bufEdgeJSON:
 		out, meta, ok := translate.RewriteJSONReply(body, &x.meta, translate.JSONOptions{
-			Structured: x.wantSplit,
-			Warn:       x.h.fallback,
+			Structured:  x.wantSplit,
+			Warn:        x.h.fallback,
+			ForwardOnly: rw.kind == bufJSON,
 		})
 		if !ok {
 			if rw.kind == bufJSON {
@@ -146,7 +147,7 @@ func (rw *responseWriter) finishBuffered() {
 func (rw *responseWriter) answerContent(content string, meta *translate.Meta, reply []byte) {
 	if rw.kind == bufEdgeJSON {
 		h := rw.x.h
-		model := rw.x.model
+		model := rw.x.requestModel()
 		body := translate.StreamFromReply(reply, content, meta, model, h.finalMeta, h.bareMeta)
 		hdr := rw.Header()
 		setStreamHeaders(hdr)

@@ -21,7 +21,8 @@ type exchange struct {
 	h     *Handler
 	start time.Time
 
-	model      string // model of the request sent upstream
+	model      string // model of the request sent upstream (see requestModel)
+	reqBody    []byte // the request body, when its model is read only if needed
 	runOnce    bool   // answer one {content, meta} JSON (SPEC 6.1)
 	edgeStream bool   // the edge endpoint with x-stream: true (SPEC 6.3)
 	endpoint   bool   // the request came to one of the two endpoints
@@ -84,6 +85,12 @@ func (h *Handler) prepareRequest(r *http.Request, x *exchange) {
 	if !whole {
 		return
 	}
+	if translate.RequestUnchanged(body, h.reqOpts) {
+		// Nothing to change and no flag: forwarded as it came, and only a
+		// converted stream ever asks for the model (requestModel).
+		x.reqBody = body
+		return
+	}
 	res, ok := translate.RewriteRequest(body, h.reqOpts)
 	if !ok {
 		return
@@ -95,6 +102,16 @@ func (h *Handler) prepareRequest(r *http.Request, x *exchange) {
 	if res.Changed {
 		setBody(r, res.Body)
 	}
+}
+
+// requestModel is the model of the request sent upstream, read from the
+// body the first time it is asked for when prepareRequest left it unread.
+func (x *exchange) requestModel() string {
+	if x.reqBody != nil {
+		x.model = translate.RequestModel(x.reqBody)
+		x.reqBody = nil
+	}
+	return x.model
 }
 
 // readBody reads the request body up to max_request_bytes. whole is false

@@ -14,6 +14,13 @@ type JSONOptions struct {
 	Structured bool
 	// Warn, when set, is told of each fallback by a short reason code.
 	Warn func(reason string)
+	// ForwardOnly: the caller forwards the body and reads nothing else of
+	// it. When nothing in the body can change (no meta, no tool calls, no
+	// extra meta, not structured), it is then returned as it came without
+	// being validated, with ok true: an invalid body would be forwarded
+	// untouched all the same. Run-once callers, which read an invalid body
+	// as text, leave it off.
+	ForwardOnly bool
 }
 
 // RewriteJSONReply applies SPEC 4.2 to a whole JSON reply: meta from every
@@ -21,9 +28,22 @@ type JSONOptions struct {
 // extra (what the module derived from the request), all merged by SPEC 4.1;
 // the result becomes the top-level meta and every choices[i].meta goes.
 //
-// ok is false when body is not a JSON object; then nothing is done. When
+// ok is false when body is not a JSON object (unless opts.ForwardOnly let it
+// go unread); then nothing is done. When
 // nothing changes, out is body itself, byte-identical.
 func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, meta *Meta, ok bool) {
+	// Most replies have no meta and no tool calls: look for the keys first
+	// (one pass over the bytes) and leave gjson out when none is there. A
+	// key can be spelt with \u escapes; then every look-up is made.
+	keys := scanKeys(body)
+	escaped := bytes.Contains(body, unicodeEscape)
+	if escaped {
+		keys = hasMeta | hasToolCall | hasFuncCall
+	}
+	if opts.ForwardOnly && keys&(hasMeta|hasToolCall|hasFuncCall) == 0 && !opts.Structured && (extra == nil || extra.Empty()) {
+		// Nothing can change: valid or not, the body goes as it came.
+		return body, new(Meta), true
+	}
 	s := unsafeString(body)
 	if !gjson.Valid(s) {
 		return body, nil, false
@@ -33,19 +53,10 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 		return body, nil, false
 	}
 	meta = new(Meta)
-	// Most replies have no meta and no tool calls: look for the keys first
-	// (one pass over the bytes) and leave gjson out when none is there. A
-	// key can be spelt with \u escapes; then every look-up is made.
-	keys := scanKeys(body)
-	if bytes.Contains(body, unicodeEscape) {
-		keys = hasMeta | hasToolCall | hasFuncCall
-	}
 	var choices, top gjson.Result
-	if keys&(hasMeta|hasToolCall|hasFuncCall) != 0 {
-		choices = root.Get("choices")
-	}
 	var choiceMeta []int
 	if keys&hasMeta != 0 {
+		choices = root.Get("choices")
 		i := 0
 		choices.ForEach(func(_, c gjson.Result) bool {
 			if m := c.Get("meta"); m.Exists() {
@@ -62,11 +73,17 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 			meta.mergeResult(top) // a scalar would come back as one value with key ""
 		}
 	}
-	if keys&(hasToolCall|hasFuncCall) != 0 {
+	if calls, fc := keys&hasToolCall != 0, keys&hasFuncCall != 0; (calls || fc) && !escaped {
+		// The common case, in one walk over the reply (json_walk.go).
+		walkToolNames(body, calls, fc, decodeJSONString, meta.AddTool)
+	} else if calls || fc {
+		if !choices.Exists() {
+			choices = root.Get("choices")
+		}
 		choices.ForEach(func(_, c gjson.Result) bool {
-			if keys&hasToolCall != 0 {
-				if calls := c.Get("message.tool_calls"); calls.IsArray() {
-					calls.ForEach(func(_, call gjson.Result) bool {
+			if calls {
+				if tc := c.Get("message.tool_calls"); tc.IsArray() {
+					tc.ForEach(func(_, call gjson.Result) bool {
 						if n := call.Get("function.name"); n.Type == gjson.String {
 							meta.AddTool(n.Str)
 						}
@@ -74,7 +91,7 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 					})
 				}
 			}
-			if keys&hasFuncCall != 0 {
+			if fc {
 				if n := c.Get("message.function_call.name"); n.Type == gjson.String {
 					meta.AddTool(n.Str)
 				}
@@ -148,6 +165,9 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 }
 
 var unicodeEscape = []byte(`\u`)
+
+// decodeJSONString decodes a JSON string literal (quotes included).
+func decodeJSONString(raw []byte) string { return gjson.ParseBytes(raw).Str }
 
 // appendMember returns a new copy of the JSON object doc with the member
 // key: raw added at its end, byte for byte what sjson.SetRawBytes makes of

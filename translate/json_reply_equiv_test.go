@@ -122,6 +122,16 @@ var jsonReplySeeds = []string{
 	" \n{\"choices\":[{\"message\":{\"tool_calls\":[{\"function\":{\"name\":\"ws\"}}]}}]} \n\t",
 	`{ }`, `{"a":1 }`, "{\"a\":1}\n}", `{"choices":[]}`,
 	`{"meta":{}}`, `{"meta":null}`, `{"meta":[1]}`, `{}`, `[1]`, `{"content":"\"meta\""}`,
+	// The walk of json_walk.go: duplicate keys (the first counts, as in
+	// gjson), escaped quotes and brackets inside strings, names with
+	// escapes, white space everywhere, scalars where objects are expected.
+	`{"choices":[{"message":{"tool_calls":[{"function":{"name":"first"}}]},"message":{"tool_calls":[{"function":{"name":"second"}}]}}]}`,
+	`{"choices":[{"message":{"content":"a \"}]{[ \\","tool_calls":[{"function":{"arguments":"{\"name\":\"no\"}","name":"t\"q\\\/n"}}]}}]}`,
+	" { \"choices\" : [ { \"message\" : { \"tool_calls\" : [ { \"function\" : { \"name\" : \"sp\" } } ] , \"function_call\" : { \"name\" : \"fc\" } } } ] } ",
+	`{"choices":[null,true,1.5e3,"s",[],{"message":null},{"message":{"tool_calls":null,"function_call":"x"}},{"message":{"function_call":{"name":null}}}]}`,
+	`{"choices":"tool_calls","x":{"choices":[{"message":{"tool_calls":[{"function":{"name":"nested"}}]}}]}}`,
+	`{"choices":[{"message":{"tool_calls":[{"function":{"name":"a"}},{"function":{"name":"a"}},{"function":{"name":""}}]}},{"message":{"function_call":{"name":"b"}}}],"choices":[{"message":{"function_call":{"name":"dup"}}}]}`,
+	`{"choices":[{"message":{"tool_calls":[{"function":{"name":"x"}}]}}]`, `{"choices":[{"message":{"tool_calls":[{"function":{"name":"x"}}]}}]} x`,
 }
 
 func checkJSONReplyEquiv(t *testing.T, body []byte, extra *Meta) {
@@ -131,7 +141,19 @@ func checkJSONReplyEquiv(t *testing.T, body []byte, extra *Meta) {
 		t.Fatalf("%s:\n got %v %s\nwant %v %s", body, ok, out, rok, rout)
 	}
 	if (meta == nil) != (rmeta == nil) || meta != nil && !bytes.Equal(meta.JSON(), rmeta.JSON()) {
-		t.Fatalf("%s: meta differs", body)
+		t.Fatalf("%s: meta differs:\n got %s\nwant %s", body, meta.JSON(), rmeta.JSON())
+	}
+	// ForwardOnly may skip validation when nothing can change, and then
+	// answers ok with an empty meta; what is forwarded stays the same.
+	fout, fmeta, fok := RewriteJSONReply(body, extra, JSONOptions{ForwardOnly: true})
+	if !bytes.Equal(fout, rout) {
+		t.Fatalf("%s: ForwardOnly:\n got %s\nwant %s", body, fout, rout)
+	}
+	if fok && rok && !bytes.Equal(fmeta.JSON(), rmeta.JSON()) {
+		t.Fatalf("%s: ForwardOnly: meta differs", body)
+	}
+	if fok != rok && (rok || !fmeta.Empty()) {
+		t.Fatalf("%s: ForwardOnly: ok %v for an invalid body with meta %s", body, fok, fmeta.JSON())
 	}
 }
 

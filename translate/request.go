@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"bytes"
 	"path"
 	"strings"
 
@@ -109,4 +110,60 @@ func modelMatches(globs []string, model string) bool {
 func ValidGlob(g string) bool {
 	_, err := path.Match(g, "")
 	return err == nil
+}
+
+// RequestUnchanged reports, without parsing, that RewriteRequest would
+// forward body byte-identical and find no flag in it: prompt trimming is off
+// and none of the flags appears as a quoted key anywhere in it (nor could
+// one be spelt with \u escapes). The caller then forwards body as it is and
+// reads its model with RequestModel only if it ever needs it, which spares
+// most requests the validation of their whole body before anything goes
+// upstream.
+func RequestUnchanged(body []byte, opts RequestOptions) bool {
+	if opts.MaxPromptChars > 0 || bytes.Contains(body, unicodeEscape) {
+		return false
+	}
+	for i := 0; ; {
+		k := bytes.IndexByte(body[i:], '"')
+		if k < 0 {
+			return true
+		}
+		i += k + 1
+		rest := body[i:]
+		switch {
+		case len(rest) == 0:
+			return true
+		case rest[0] == 'r' && (bytes.HasPrefix(rest, flagRunOnce) || bytes.HasPrefix(rest, flagFinalOnly)),
+			rest[0] == 'e' && bytes.HasPrefix(rest, flagStructured):
+			return false
+		}
+	}
+}
+
+var (
+	flagRunOnce    = []byte(`run_once"`)
+	flagFinalOnly  = []byte(`return_final_only"`)
+	flagStructured = []byte(`enable_structured_output"`)
+)
+
+// RequestModel is the model RewriteRequest would find in body: its
+// top-level string "model" (the last copy when repeated), or "" when there
+// is none or body is not a JSON object.
+func RequestModel(body []byte) string {
+	s := unsafeString(body)
+	if !gjson.Valid(s) {
+		return ""
+	}
+	root := gjson.Parse(s)
+	if !root.IsObject() {
+		return ""
+	}
+	model := ""
+	root.ForEach(func(k, v gjson.Result) bool {
+		if k.Str == "model" && v.Type == gjson.String {
+			model = strings.Clone(v.Str)
+		}
+		return true
+	})
+	return model
 }

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -225,4 +226,67 @@ func TestModelMatchesAndValidGlob(t *testing.T) {
 			t.Errorf("ValidGlob(%q) != %v", g, ok)
 		}
 	}
+}
+
+// checkRequestUnchanged: when RequestUnchanged says a body has nothing to
+// change, RewriteRequest agrees (same bytes, no flag) and RequestModel reads
+// the model it reads.
+func checkRequestUnchanged(t *testing.T, body []byte, opts RequestOptions) {
+	t.Helper()
+	if !RequestUnchanged(body, opts) {
+		return
+	}
+	res, ok := RewriteRequest(body, opts)
+	if res.Changed || res.RunOnce || res.Structured || !bytes.Equal(res.Body, body) {
+		t.Fatalf("RequestUnchanged, yet RewriteRequest changed %s into %s", body, res.Body)
+	}
+	if m := RequestModel(body); m != res.Model || (!ok && m != "") {
+		t.Fatalf("%s: RequestModel %q, RewriteRequest %q (ok %v)", body, m, res.Model, ok)
+	}
+}
+
+var requestUnchangedSeeds = []string{
+	`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hello"}],"stream":true}`,
+	`{"model":"a","model":"b"}`, `{"model":1}`, `{"a":{"model":"inner"}}`, `["model"]`, `{"model":"x"`, ``,
+	`{"messages":[{"role":"user","content":"say \"run_once\" please"}]}`,
+	`{"model":"m","run_once":false}`, `{"return_final_only":true}`, `{"enable_structured_output":true,"model":"m"}`,
+	`{"\u0072un_once":true}`, `{"model":"caf\u00e9"}`, `{"model":"m","x":"run_once","y":"enable_structured_output"}`,
+	`"`, `{"a":"\"run_once\""}`,
+}
+
+func TestRequestUnchanged(t *testing.T) {
+	for _, s := range requestUnchangedSeeds {
+		checkRequestUnchanged(t, []byte(s), RequestOptions{StructuredModels: []string{"*"}})
+		checkRequestUnchanged(t, []byte(s), RequestOptions{MaxPromptChars: 1})
+	}
+	// Which bodies take the fast path at all: an answer of false is always
+	// safe, so check that the usual request does get true, and that every
+	// flag, an escape or trimming turns it off.
+	for s, want := range map[string]bool{
+		`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hello"}],"stream":true}`: true,
+		`{"model":"m","x":"run_once"}`:            false, // looks like the key: parsed, to be safe
+		`{"model":"m","run_once":false}`:          false,
+		`{"return_final_only":true}`:              false,
+		`{"enable_structured_output":true}`:       false,
+		`{"model":"m","content":"caf\u00e9"}`:     false,
+		`{"a":"\"run_once\""}`:                    true, // an escaped quote starts no key
+		`{"model":"m","messages":[],"run_once"}`:  false,
+		`{"model":"m","messages":[],"run_onc":1}`: true,
+	} {
+		if got := RequestUnchanged([]byte(s), RequestOptions{}); got != want {
+			t.Errorf("RequestUnchanged(%s) = %v, want %v", s, got, want)
+		}
+	}
+	if RequestUnchanged([]byte(`{"model":"m"}`), RequestOptions{MaxPromptChars: 10}) {
+		t.Error("RequestUnchanged with trimming on")
+	}
+}
+
+func FuzzRequestUnchanged(f *testing.F) {
+	for _, s := range requestUnchangedSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		checkRequestUnchanged(t, body, RequestOptions{StructuredModels: []string{"*"}})
+	})
 }
