@@ -75,7 +75,7 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 	}
 	if calls, fc := keys&hasToolCall != 0, keys&hasFuncCall != 0; (calls || fc) && !escaped {
 		// The common case, in one walk over the reply (json_walk.go).
-		walkToolNames(body, calls, fc, decodeJSONString, meta.AddTool)
+		walkToolNames(body, calls, fc, meta)
 	} else if calls || fc {
 		if !choices.Exists() {
 			choices = root.Get("choices")

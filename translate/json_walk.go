@@ -79,47 +79,48 @@ func walkValue(b []byte, i int) int {
 	return i
 }
 
-// walkMembers calls fn with the raw key (without quotes) and the value's
-// bounds of each member of the object at b[i] == '{', in order, until fn
-// returns false.
-func walkMembers(b []byte, i int, fn func(key []byte, v, end int) bool) {
-	i = walkSpace(b, i+1)
-	for i < len(b) && b[i] == '"' {
-		ke := walkString(b, i)
-		key := b[i+1 : ke-1]
-		v := walkSpace(b, ke)
-		v = walkSpace(b, v+1) // past ':'
-		end := walkValue(b, v)
-		if !fn(key, v, end) {
-			return
-		}
-		i = walkSpace(b, end)
-		if i < len(b) && b[i] == ',' {
-			i = walkSpace(b, i+1)
-		}
-	}
+// jsonIter reads the members of an object, or the values of an array, of a
+// valid document one at a time. A value the caller does not read is passed
+// over when it asks for the next one; a value it read itself (with another
+// jsonIter, to its end) is not read again (skipTo).
+type jsonIter struct {
+	b   []byte
+	i   int // where to look for the next member, once the current value is passed
+	v   int // start of the current value; -1 once passed
+	obj bool
 }
 
-// walkElements calls fn with the bounds of each value of the array at
-// b[i] == '[', or of each member's value of the object at b[i] == '{' (as
-// gjson's ForEach visits both), until fn returns false.
-func walkElements(b []byte, i int, fn func(v, end int) bool) {
-	if b[i] == '{' {
-		walkMembers(b, i, func(_ []byte, v, end int) bool { return fn(v, end) })
-		return
+// iterAt starts reading the object or array at b[i].
+func iterAt(b []byte, i int) jsonIter { return jsonIter{b: b, i: i + 1, v: -1, obj: b[i] == '{'} }
+
+// next moves to the next member: its raw key (nil in an array) and where its
+// value starts. At the end ok is false and it.i is just past the closing
+// bracket.
+func (it *jsonIter) next() (key []byte, v int, ok bool) {
+	b, i := it.b, it.i
+	if it.v >= 0 {
+		i = walkValue(b, it.v)
+		it.v = -1
 	}
-	i = walkSpace(b, i+1)
-	for i < len(b) && b[i] != ']' {
-		end := walkValue(b, i)
-		if !fn(i, end) {
-			return
-		}
-		i = walkSpace(b, end)
-		if i < len(b) && b[i] == ',' {
-			i = walkSpace(b, i+1)
-		}
+	i = walkSpace(b, i)
+	if i < len(b) && b[i] == ',' {
+		i = walkSpace(b, i+1)
 	}
+	if i >= len(b) || b[i] == '}' || b[i] == ']' {
+		it.i = i + 1
+		return nil, 0, false
+	}
+	if it.obj {
+		ke := walkString(b, i)
+		key = b[i+1 : ke-1]
+		i = walkSpace(b, walkSpace(b, ke)+1) // past ':'
+	}
+	it.v = i
+	return key, i, true
 }
+
+// skipTo says that the current value ends at end: the caller read it.
+func (it *jsonIter) skipTo(end int) { it.i, it.v = end, -1 }
 
 // walkPath returns the bounds of the value at the dotted path (given as its
 // keys) from the object at b[i], found as gjson's Get finds it: the members
@@ -130,58 +131,136 @@ func walkPath(b []byte, i int, path []string) (v, end int, ok bool) {
 	if i >= len(b) || b[i] != '{' {
 		return 0, 0, false
 	}
-	walkMembers(b, i, func(k []byte, vs, ve int) bool {
+	it := iterAt(b, i)
+	for k, vs, more := it.next(); more; k, vs, more = it.next() {
 		if string(k) != path[0] {
-			return true
+			continue
 		}
 		if len(path) == 1 {
-			v, end, ok = vs, ve, true
-		} else {
-			v, end, ok = walkPath(b, vs, path[1:])
+			return vs, walkValue(b, vs), true
 		}
-		return !ok
-	})
-	return v, end, ok
+		if v, end, ok = walkPath(b, vs, path[1:]); ok {
+			return v, end, true
+		}
+	}
+	return 0, 0, false
 }
 
-var (
-	pathChoices     = []string{"choices"}
-	pathToolCalls   = []string{"message", "tool_calls"}
-	pathFuncName    = []string{"function", "name"}
-	pathFuncCallNam = []string{"message", "function_call", "name"}
-)
+var pathName = []string{"name"}
 
-// walkToolNames calls add with each tool name of a valid JSON reply, in the
+// toolWalk finds the tool names of a valid JSON reply in one pass over it
+// (see walkToolNames).
+type toolWalk struct {
+	b              []byte
+	calls, funcs   bool
+	meta           *Meta // gains the names
+	tcDone, fcDone bool  // this choice's tool_calls and function_call.name found
+	fcV, fcEnd     int   // bounds of this choice's function_call.name
+}
+
+// walkToolNames adds to meta each tool name of a valid JSON reply, in the
 // order RewriteJSONReply takes them: for each choice, the names of
-// message.tool_calls[*].function.name, then message.function_call.name.
-// A name with escapes is decoded by decode.
-func walkToolNames(b []byte, calls, funcCall bool, decode func(raw []byte) string, add func(string)) {
-	cv, _, ok := walkPath(b, walkSpace(b, 0), pathChoices)
-	if !ok || (b[cv] != '[' && b[cv] != '{') {
+// message.tool_calls[*].function.name, then message.function_call.name,
+// each found as gjson's Get finds it (the first tool_calls member of the
+// message copies in document order; the first function copy with a name).
+// Each byte up to the end of choices is read about once.
+func walkToolNames(b []byte, calls, funcCall bool, meta *Meta) {
+	w := toolWalk{b: b, calls: calls, funcs: funcCall, meta: meta}
+	root := iterAt(b, walkSpace(b, 0))
+	for k, v, ok := root.next(); ok; k, v, ok = root.next() {
+		if string(k) != "choices" {
+			continue
+		}
+		if b[v] == '[' || b[v] == '{' { // gjson's ForEach visits an object's values too
+			ci := iterAt(b, v)
+			for _, c, ok := ci.next(); ok; _, c, ok = ci.next() {
+				if b[c] == '{' {
+					ci.skipTo(w.choice(c))
+				}
+			}
+		}
+		return // the first choices only
+	}
+}
+
+// choice reads the choice object at c and returns where it ends.
+func (w *toolWalk) choice(c int) int {
+	b := w.b
+	w.tcDone, w.fcDone, w.fcV = !w.calls, !w.funcs, -1
+	it := iterAt(b, c)
+	for k, m, ok := it.next(); ok; k, m, ok = it.next() {
+		if string(k) == "message" && b[m] == '{' && !(w.tcDone && w.fcDone) {
+			it.skipTo(w.message(m))
+		}
+	}
+	if w.fcV >= 0 {
+		w.name(w.fcV, w.fcEnd)
+	}
+	return it.i
+}
+
+// message reads a message object and returns where it ends.
+func (w *toolWalk) message(m int) int {
+	b := w.b
+	it := iterAt(b, m)
+	for k, v, ok := it.next(); ok; k, v, ok = it.next() {
+		switch {
+		case !w.tcDone && string(k) == "tool_calls":
+			w.tcDone = true
+			if b[v] == '[' {
+				it.skipTo(w.toolCalls(v))
+			}
+		case !w.fcDone && string(k) == "function_call":
+			// Rare: the name is found by path, from this copy.
+			if nv, ne, ok := walkPath(b, v, pathName); ok {
+				w.fcDone, w.fcV, w.fcEnd = true, nv, ne
+			}
+		}
+	}
+	return it.i
+}
+
+// toolCalls reads a tool_calls array, adding each function.name, and
+// returns where it ends.
+func (w *toolWalk) toolCalls(a int) int {
+	b := w.b
+	ai := iterAt(b, a)
+	for _, call, ok := ai.next(); ok; _, call, ok = ai.next() {
+		if b[call] != '{' {
+			continue
+		}
+		found := false
+		it := iterAt(b, call)
+		for k, f, ok := it.next(); ok; k, f, ok = it.next() {
+			if found || string(k) != "function" || b[f] != '{' {
+				continue
+			}
+			fi := iterAt(b, f)
+			for k, n, ok := fi.next(); ok; k, n, ok = fi.next() {
+				if !found && string(k) == "name" {
+					found = true
+					end := walkValue(b, n)
+					w.name(n, end)
+					fi.skipTo(end)
+				}
+			}
+			it.skipTo(fi.i)
+		}
+		ai.skipTo(it.i)
+	}
+	return ai.i
+}
+
+// name adds the name whose value lies at b[v:end] when it is a string.
+func (w *toolWalk) name(v, end int) {
+	b := w.b
+	if b[v] != '"' {
 		return
 	}
-	name := func(obj int, path []string) {
-		if v, end, ok := walkPath(b, obj, path); ok && b[v] == '"' {
-			raw := b[v+1 : end-1]
-			if bytes.IndexByte(raw, '\\') >= 0 {
-				add(decode(b[v:end]))
-			} else {
-				add(unsafeString(raw))
-			}
-		}
+	raw := b[v+1 : end-1]
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		w.meta.AddTool(decodeJSONString(b[v:end]))
+	} else {
+		w.meta.AddTool(unsafeString(raw)) // AddTool keeps a copy
 	}
-	walkElements(b, cv, func(c, _ int) bool {
-		if calls {
-			if tc, _, ok := walkPath(b, c, pathToolCalls); ok && b[tc] == '[' {
-				walkElements(b, tc, func(call, _ int) bool {
-					name(call, pathFuncName)
-					return true
-				})
-			}
-		}
-		if funcCall {
-			name(c, pathFuncCallNam)
-		}
-		return true
-	})
 }
