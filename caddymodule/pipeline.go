@@ -165,9 +165,11 @@ func (rw *responseWriter) answerContent(content string, meta *translate.Meta, re
 func (rw *responseWriter) forwardBody(body []byte, changed bool) {
 	hdr := rw.Header()
 	if changed {
-		hdr.Del("ETag")
-		hdr.Del("Content-MD5")
-		hdr.Del("Digest")
+		// The canonical forms, deleted directly: Del("ETag") would build
+		// "Etag" anew on every request.
+		delete(hdr, "Etag")
+		delete(hdr, "Content-Md5")
+		delete(hdr, "Digest")
 	}
 	setContentLength(hdr, len(body))
 	rw.forwardHeader()

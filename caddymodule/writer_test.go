@@ -620,7 +620,8 @@ func TestJSONOverBufferLimitUntouched(t *testing.T) {
 	}
 }
 
-// TestETag: dropped when the JSON body changed, kept when it did not.
+// TestETag: ETag, Content-MD5 and Digest dropped when the JSON body
+// changed, kept when it did not.
 func TestETag(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
@@ -633,8 +634,15 @@ func TestETag(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newUnitHandler(t, "")
 			rec := newRecWriter()
-			must(t, h.ServeHTTP(rec, jsonPost(chatRequest), fakeUpstream(new(upstreamSaw), jsonReply(200, map[string]string{"ETag": `"v1"`}, tc.body))), "ServeHTTP")
-			etag := rec.Result().Header.Get("ETag")
+			sums := map[string]string{"ETag": `"v1"`, "Content-MD5": "Q2hlY2sgSW50ZWdyaXR5IQ==", "Digest": "sha-256=X48E9q"}
+			must(t, h.ServeHTTP(rec, jsonPost(chatRequest), fakeUpstream(new(upstreamSaw), jsonReply(200, sums, tc.body))), "ServeHTTP")
+			res := rec.Result()
+			etag := res.Header.Get("ETag")
+			for k, v := range sums {
+				if got := res.Header.Get(k); tc.keep && got != v || !tc.keep && got != "" {
+					t.Errorf("%s = %q, kept %v wanted", k, got, tc.keep)
+				}
+			}
 			if tc.keep {
 				if etag != `"v1"` {
 					t.Errorf("ETag = %q, want it kept", etag)
