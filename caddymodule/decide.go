@@ -140,6 +140,12 @@ func (rw *responseWriter) startBuffer(k bufKind) {
 	// Size the buffer once when the length is known.
 	if cl := rw.Header()["Content-Length"]; len(cl) == 1 {
 		if n, err := strconv.ParseInt(cl[0], 10, 64); err == nil && n > 0 && n <= rw.x.h.MaxBufferBytes {
+			if k == bufJSON {
+				// Given back by finishBuffered once written (bufpool.go).
+				if b := getReplyBuf(int(n)); b != nil {
+					rw.buf = *bytes.NewBuffer(b)
+				}
+			}
 			rw.buf.Grow(int(n))
 		}
 	}

@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"strconv"
@@ -136,7 +137,15 @@ func (rw *responseWriter) finishBuffered() {
 		rw.x.finalMeta = meta
 		switch rw.kind {
 		case bufJSON:
-			rw.forwardBody(out, len(out) != len(body) || &out[0] != &body[0])
+			changed := len(out) != len(body) || len(out) > 0 && &out[0] != &body[0]
+			rw.forwardBody(out, changed)
+			// Written: neither buffer is referenced any more (the meta
+			// keeps copies of what it took from them).
+			if changed {
+				putReplyBuf(out)
+			}
+			rw.buf = bytes.Buffer{}
+			putReplyBuf(body)
 		default:
 			rw.answerContent(translate.ReplyContent(out), meta, out)
 		}

@@ -224,7 +224,9 @@ func TestGETPassesWithoutWrapper(t *testing.T) {
 }
 
 // TestRepliesThatPassUntouched: statuses and encodings the module must not
-// rewrite, even with a JSON Content-Type and a body it would rewrite.
+// rewrite, even with a JSON Content-Type and a body it would rewrite; and
+// 200 JSON replies that are empty, cut off, not an object, or have nothing
+// to change (forwarded without being validated).
 func TestRepliesThatPassUntouched(t *testing.T) {
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
@@ -245,6 +247,11 @@ func TestRepliesThatPassUntouched(t *testing.T) {
 		{"206", http.StatusPartialContent, map[string]string{"Content-Range": "bytes 0-10/100"}, replyChoiceMeta},
 		{"gzip", http.StatusOK, map[string]string{"Content-Encoding": "gzip", "ETag": `"e1"`}, gz.String()},
 		{"br", http.StatusOK, map[string]string{"Content-Encoding": "br"}, "\x1b\x00\x00not really brotli"},
+		{"200 empty", http.StatusOK, map[string]string{"ETag": `"e1"`}, ""},
+		{"200 cut off", http.StatusOK, map[string]string{"ETag": `"e1"`}, `{"choices":[{"meta":{"tools_used":["a"]},"message":{"content":"cut`},
+		{"200 cut off, no keys", http.StatusOK, nil, `{"choices":[{"message":{"content":"cut`},
+		{"200 array", http.StatusOK, nil, `[{"meta":{"a":1},"choices":[{"meta":{"b":2}}]}]`},
+		{"200 nothing to change", http.StatusOK, map[string]string{"ETag": `"e1"`}, replyPlain},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newUnitHandler(t, "")
