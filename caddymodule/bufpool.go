@@ -37,3 +37,18 @@ func putReplyBuf(b []byte) {
 	b = b[:0]
 	replyBufs.Put(&b)
 }
+
+// outBuf is a pooled buffer for the rewritten form of a JSON reply body
+// (about its size plus a meta), or nil for replies that are not forwarded or
+// too large for the pool.
+func (rw *responseWriter) outBuf(body []byte) []byte {
+	if rw.kind != bufJSON {
+		return nil
+	}
+	return getReplyBuf(len(body) + 256)
+}
+
+// sameMemory reports whether a and b start at the same array element.
+func sameMemory(a, b []byte) bool {
+	return cap(a) > 0 && cap(b) > 0 && &a[:1][0] == &b[:1][0]
+}

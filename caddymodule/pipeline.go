@@ -119,14 +119,17 @@ func (rw *responseWriter) finishBuffered() {
 	case bufRunOnceText:
 		rw.answerRunOnce(string(body), &x.meta)
 	case bufJSON, bufRunOnce, bufEdgeJSON:
+		scratch := rw.outBuf(body)
 		out, meta, ok := translate.RewriteJSONReply(body, &x.meta, translate.JSONOptions{
 			Structured:  x.wantSplit,
 			Warn:        x.h.fallback,
 			ForwardOnly: rw.kind == bufJSON,
+			Buf:         scratch,
 		})
 		if !ok {
 			if rw.kind == bufJSON {
 				rw.forwardBody(body, false)
+				putReplyBuf(scratch)
 				return
 			}
 			meta = &x.meta // not JSON: its text is the content
@@ -139,10 +142,13 @@ func (rw *responseWriter) finishBuffered() {
 		case bufJSON:
 			changed := len(out) != len(body) || len(out) > 0 && &out[0] != &body[0]
 			rw.forwardBody(out, changed)
-			// Written: neither buffer is referenced any more (the meta
-			// keeps copies of what it took from them).
-			if changed {
+			// Written: no buffer is referenced any more (the meta keeps
+			// copies of what it took from them). Each goes back once.
+			if changed && !sameMemory(out, body) {
 				putReplyBuf(out)
+			}
+			if !sameMemory(scratch, out) {
+				putReplyBuf(scratch)
 			}
 			rw.buf = bytes.Buffer{}
 			putReplyBuf(body)

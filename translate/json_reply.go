@@ -2,6 +2,7 @@ package translate
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 
 	"github.com/tidwall/gjson"
@@ -21,6 +22,10 @@ type JSONOptions struct {
 	// untouched all the same. Run-once callers, which read an invalid body
 	// as text, leave it off.
 	ForwardOnly bool
+	// Buf, when it has room, is where a rewritten reply is built (from
+	// Buf[:0]), so that a caller can use a buffer again; out then shares
+	// its memory.
+	Buf []byte
 }
 
 // RewriteJSONReply applies SPEC 4.2 to a whole JSON reply: meta from every
@@ -142,7 +147,7 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 	}
 	if len(choiceMeta) == 0 && metaJSON != nil && !top.Exists() {
 		// Only a top-level meta to add: build the result in one go.
-		return appendMember(out, "meta", metaJSON), meta, true
+		return appendMember(opts.Buf[:0], out, "meta", metaJSON), meta, true
 	}
 	if &out[0] == &body[0] {
 		out = copyBytes(body)
@@ -169,12 +174,12 @@ var unicodeEscape = []byte(`\u`)
 // decodeJSONString decodes a JSON string literal (quotes included).
 func decodeJSONString(raw []byte) string { return gjson.ParseBytes(raw).Str }
 
-// appendMember returns a new copy of the JSON object doc with the member
+// appendMember appends to dst a copy of the JSON object doc with the member
 // key: raw added at its end, byte for byte what sjson.SetRawBytes makes of
 // an object that has no such key (the object from its '{' to its last '}',
 // white space around it dropped; a comma when it has members), without
 // sjson's look-up of the key and its second copy.
-func appendMember(doc []byte, key string, raw []byte) []byte {
+func appendMember(dst, doc []byte, key string, raw []byte) []byte {
 	i := 0
 	for i < len(doc) && doc[i] <= ' ' {
 		i++
@@ -191,7 +196,7 @@ func appendMember(doc []byte, key string, raw []byte) []byte {
 			break
 		}
 	}
-	out := make([]byte, 0, len(obj)+len(key)+len(raw)+5)
+	out := slices.Grow(dst, len(obj)+len(key)+len(raw)+5)
 	out = append(out, obj...)
 	if comma {
 		out = append(out, ',')
