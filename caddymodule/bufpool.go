@@ -9,43 +9,41 @@ import "sync"
 // so a rare huge reply does not stay in memory.
 const maxPooledBuf = 64 << 10
 
-// replyBufs holds *[]byte (a pointer, so that Put does not allocate).
-var replyBufs sync.Pool
+// replyBuf holds a pooled buffer. The pool keeps these holders rather than
+// slices: putting a slice into a sync.Pool would allocate a box for it each
+// time.
+type replyBuf struct{ b []byte }
 
-// getReplyBuf returns an empty buffer with room for n bytes, or nil when n
-// is larger than the pool keeps.
-func getReplyBuf(n int) []byte {
+var replyBufs = sync.Pool{New: func() any { return new(replyBuf) }}
+
+// getReplyBuf returns a holder whose buffer is empty with room for n bytes,
+// or nil when n is larger than the pool keeps.
+func getReplyBuf(n int) *replyBuf {
 	if n > maxPooledBuf {
 		return nil
 	}
-	if p, ok := replyBufs.Get().(*[]byte); ok {
-		if cap(*p) >= n {
-			return (*p)[:0]
-		}
-		replyBufs.Put(p)
+	rb := replyBufs.Get().(*replyBuf)
+	if cap(rb.b) < n {
+		rb.b = make([]byte, 0, max(n, 1024))
 	}
-	return make([]byte, 0, max(n, 1024))
+	rb.b = rb.b[:0]
+	return rb
 }
 
-// putReplyBuf gives b back to the pool. The caller must hold no other
-// reference to it: http.ResponseWriter.Write does not keep what it is given,
-// so a buffer written downstream is free again once Write returned.
-func putReplyBuf(b []byte) {
-	if cap(b) == 0 || cap(b) > maxPooledBuf {
+// putReplyBuf gives rb back to the pool, holding b (its own buffer, or one
+// that replaced it). The caller must hold no other reference to either:
+// http.ResponseWriter.Write does not keep what it is given, so a buffer
+// written downstream is free again once Write returned. Each holder must go
+// back at most once.
+func putReplyBuf(rb *replyBuf, b []byte) {
+	if rb == nil {
 		return
 	}
-	b = b[:0]
-	replyBufs.Put(&b)
-}
-
-// outBuf is a pooled buffer for the rewritten form of a JSON reply body
-// (about its size plus a meta), or nil for replies that are not forwarded or
-// too large for the pool.
-func (rw *responseWriter) outBuf(body []byte) []byte {
-	if rw.kind != bufJSON {
-		return nil
+	if cap(b) > maxPooledBuf {
+		b = nil
 	}
-	return getReplyBuf(len(body) + 256)
+	rb.b = b[:0]
+	replyBufs.Put(rb)
 }
 
 // sameMemory reports whether a and b start at the same array element.

@@ -23,18 +23,18 @@ func TestReplyBuffersGoBackOnce(t *testing.T) {
 			h := newUnitHandler(t, "")
 			rec := newRecWriter()
 			must(t, h.ServeHTTP(rec, jsonPost(chatRequest), fakeUpstream(new(upstreamSaw), jsonReply(200, nil, body))), "ServeHTTP")
-			var got [][]byte
+			var got []*replyBuf
 			for range 4 {
-				b := getReplyBuf(16)
+				rb := getReplyBuf(16)
 				for _, o := range got {
-					if sameMemory(b, o) {
+					if rb == o || sameMemory(rb.b, o.b) {
 						t.Fatal("the pool gave the same buffer twice")
 					}
 				}
-				got = append(got, b)
+				got = append(got, rb)
 			}
-			for _, b := range got {
-				putReplyBuf(b)
+			for _, rb := range got {
+				putReplyBuf(rb, rb.b)
 			}
 		})
 	}

@@ -138,17 +138,19 @@ func (rw *responseWriter) startBuffer(k bufKind) {
 	rw.state = stBuffer
 	rw.kind = k
 	// Size the buffer once when the length is known.
+	n := int64(0)
 	if cl := rw.Header()["Content-Length"]; len(cl) == 1 {
-		if n, err := strconv.ParseInt(cl[0], 10, 64); err == nil && n > 0 && n <= rw.x.h.MaxBufferBytes {
-			if k == bufJSON {
-				// Given back by finishBuffered once written (bufpool.go).
-				if b := getReplyBuf(int(n)); b != nil {
-					rw.buf = *bytes.NewBuffer(b)
-				}
-			}
-			rw.buf.Grow(int(n))
+		if v, err := strconv.ParseInt(cl[0], 10, 64); err == nil && v > 0 && v <= rw.x.h.MaxBufferBytes {
+			n = v
 		}
 	}
+	if k == bufJSON {
+		// Given back by finishBuffered once written (bufpool.go).
+		if rw.bodyBuf = getReplyBuf(int(n)); rw.bodyBuf != nil {
+			rw.buf = *bytes.NewBuffer(rw.bodyBuf.b)
+		}
+	}
+	rw.buf.Grow(int(n))
 }
 
 // sniff decides a text/plain or text/event-stream format from the first

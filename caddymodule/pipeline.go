@@ -119,7 +119,14 @@ func (rw *responseWriter) finishBuffered() {
 	case bufRunOnceText:
 		rw.answerRunOnce(string(body), &x.meta)
 	case bufJSON, bufRunOnce, bufEdgeJSON:
-		scratch := rw.outBuf(body)
+		// A pooled buffer for the rewritten reply, when it is forwarded.
+		var outBuf *replyBuf
+		var scratch []byte
+		if rw.kind == bufJSON {
+			if outBuf = getReplyBuf(len(body) + 256); outBuf != nil {
+				scratch = outBuf.b
+			}
+		}
 		out, meta, ok := translate.RewriteJSONReply(body, &x.meta, translate.JSONOptions{
 			Structured:  x.wantSplit,
 			Warn:        x.h.fallback,
@@ -129,7 +136,7 @@ func (rw *responseWriter) finishBuffered() {
 		if !ok {
 			if rw.kind == bufJSON {
 				rw.forwardBody(body, false)
-				putReplyBuf(scratch)
+				rw.releaseBufs(body, outBuf, scratch)
 				return
 			}
 			meta = &x.meta // not JSON: its text is the content
@@ -142,20 +149,26 @@ func (rw *responseWriter) finishBuffered() {
 		case bufJSON:
 			changed := len(out) != len(body) || len(out) > 0 && &out[0] != &body[0]
 			rw.forwardBody(out, changed)
-			// Written: no buffer is referenced any more (the meta keeps
-			// copies of what it took from them). Each goes back once.
 			if changed && !sameMemory(out, body) {
-				putReplyBuf(out)
+				// out is memory of our own: the scratch buffer, or one
+				// made in its place.
+				scratch = out
 			}
-			if !sameMemory(scratch, out) {
-				putReplyBuf(scratch)
-			}
-			rw.buf = bytes.Buffer{}
-			putReplyBuf(body)
+			rw.releaseBufs(body, outBuf, scratch)
 		default:
 			rw.answerContent(translate.ReplyContent(out), meta, out)
 		}
 	}
+}
+
+// releaseBufs gives the buffers of a forwarded JSON reply back to the pool
+// once written: nothing refers to them any more (the meta keeps copies of
+// what it took from them). Each holder goes back once.
+func (rw *responseWriter) releaseBufs(body []byte, outBuf *replyBuf, out []byte) {
+	putReplyBuf(outBuf, out)
+	putReplyBuf(rw.bodyBuf, body)
+	rw.bodyBuf = nil
+	rw.buf = bytes.Buffer{}
 }
 
 // answerContent answers a run-once reply, or the edge endpoint's stream.

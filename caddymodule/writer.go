@@ -52,11 +52,12 @@ type responseWriter struct {
 	r *http.Request
 	x *exchange
 
-	state  state
-	status int
-	format format
-	kind   bufKind
-	buf    bytes.Buffer
+	state   state
+	status  int
+	format  format
+	kind    bufKind
+	buf     bytes.Buffer
+	bodyBuf *replyBuf // the pooled memory of buf, for a forwarded JSON reply
 
 	chain     stage // first stage of the pipeline
 	rewriter  *translate.SSERewriter
