@@ -581,82 +581,31 @@ func hex4(s string, i int) (rune, bool) {
 // valid JSON object, or "" when obj has no such key. Unlike gjson it never
 // decodes the strings it passes over, so it costs no allocation.
 func objectValue(obj, key string) string {
-	i := skipJSONSpace(obj, 0)
+	i := walkSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return ""
 	}
 	i++
 	for {
-		i = skipJSONSpace(obj, i)
+		i = walkSpace(obj, i)
 		if i >= len(obj) || obj[i] != '"' {
 			return ""
 		}
-		kEnd := skipJSONString(obj, i)
+		kEnd := walkString(obj, i)
 		k := obj[i+1 : kEnd-1]
-		i = skipJSONSpace(obj, kEnd)
+		i = walkSpace(obj, kEnd)
 		if i >= len(obj) || obj[i] != ':' {
 			return ""
 		}
-		i = skipJSONSpace(obj, i+1)
-		vEnd := skipJSONValue(obj, i)
+		i = walkSpace(obj, i+1)
+		vEnd := walkValue(obj, i)
 		if k == key || strings.IndexByte(k, '\\') >= 0 && string(appendUnescaped(nil, k)) == key {
 			return obj[i:vEnd]
 		}
-		i = skipJSONSpace(obj, vEnd)
+		i = walkSpace(obj, vEnd)
 		if i >= len(obj) || obj[i] != ',' {
 			return ""
 		}
 		i++
 	}
-}
-
-func skipJSONSpace(s string, i int) int {
-	for i < len(s) && isJSONSpace(s[i]) {
-		i++
-	}
-	return i
-}
-
-// skipJSONString returns the index after the string literal starting at s[i].
-func skipJSONString(s string, i int) int {
-	for i++; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(s)
-}
-
-// skipJSONValue returns the index after the JSON value starting at s[i].
-func skipJSONValue(s string, i int) int {
-	if i >= len(s) {
-		return i
-	}
-	switch s[i] {
-	case '"':
-		return skipJSONString(s, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(s); i++ {
-			switch s[i] {
-			case '"':
-				i = skipJSONString(s, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return len(s)
-	}
-	for i < len(s) && s[i] != ',' && s[i] != '}' && s[i] != ']' && !isJSONSpace(s[i]) {
-		i++
-	}
-	return i
 }

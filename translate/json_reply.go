@@ -80,7 +80,7 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 	}
 	if calls, fc := keys&hasToolCall != 0, keys&hasFuncCall != 0; (calls || fc) && !escaped {
 		// The common case, in one walk over the reply (json_walk.go).
-		walkToolNames(body, calls, fc, meta)
+		walkToolNames(s, calls, fc, meta)
 	} else if calls || fc {
 		if !choices.Exists() {
 			choices = root.Get("choices")
@@ -172,7 +172,7 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 var unicodeEscape = []byte(`\u`)
 
 // decodeJSONString decodes a JSON string literal (quotes included).
-func decodeJSONString(raw []byte) string { return gjson.ParseBytes(raw).Str }
+func decodeJSONString(raw string) string { return gjson.Parse(raw).Str }
 
 // appendMember appends to dst a copy of the JSON object doc with the member
 // key: raw added at its end, byte for byte what sjson.SetRawBytes makes of

@@ -1,6 +1,6 @@
 package translate
 
-import "bytes"
+import "strings"
 
 // A walk over a JSON document already checked by gjson.Valid: with validity
 // known, finding a key or passing over a value needs no parsing, only the
@@ -8,13 +8,14 @@ import "bytes"
 // that are looked up on every request (the tool names) in one pass, where
 // gjson's Get and ForEach scan each choice again for every path.
 //
-// Keys are compared as their raw bytes, so the walk is only exact for
+// The document is a string (unsafeString of the caller's bytes: nothing is
+// kept). Keys are compared as their raw bytes, so the walk is only exact for
 // documents without \u escapes (the callers check); other escapes cannot
 // spell the keys looked for.
 
 // walkSpace returns the index of the first byte from i that is not JSON
 // white space.
-func walkSpace(b []byte, i int) int {
+func walkSpace(b string, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
 		i++
 	}
@@ -23,10 +24,10 @@ func walkSpace(b []byte, i int) int {
 
 // walkString returns the index just past the string whose opening quote is
 // at b[i].
-func walkString(b []byte, i int) int {
+func walkString(b string, i int) int {
 	i++
 	for {
-		k := bytes.IndexByte(b[i:], '"')
+		k := strings.IndexByte(b[i:], '"')
 		if k < 0 {
 			return len(b) // not reached in a valid document
 		}
@@ -45,7 +46,10 @@ func walkString(b []byte, i int) int {
 }
 
 // walkValue returns the index just past the value that starts at b[i].
-func walkValue(b []byte, i int) int {
+func walkValue(b string, i int) int {
+	if i >= len(b) {
+		return i
+	}
 	switch b[i] {
 	case '"':
 		return walkString(b, i)
@@ -84,19 +88,19 @@ func walkValue(b []byte, i int) int {
 // over when it asks for the next one; a value it read itself (with another
 // jsonIter, to its end) is not read again (skipTo).
 type jsonIter struct {
-	b   []byte
+	b   string
 	i   int // where to look for the next member, once the current value is passed
 	v   int // start of the current value; -1 once passed
 	obj bool
 }
 
 // iterAt starts reading the object or array at b[i].
-func iterAt(b []byte, i int) jsonIter { return jsonIter{b: b, i: i + 1, v: -1, obj: b[i] == '{'} }
+func iterAt(b string, i int) jsonIter { return jsonIter{b: b, i: i + 1, v: -1, obj: b[i] == '{'} }
 
-// next moves to the next member: its raw key (nil in an array) and where its
+// next moves to the next member: its raw key ("" in an array) and where its
 // value starts. At the end ok is false and it.i is just past the closing
 // bracket.
-func (it *jsonIter) next() (key []byte, v int, ok bool) {
+func (it *jsonIter) next() (key string, v int, ok bool) {
 	b, i := it.b, it.i
 	if it.v >= 0 {
 		i = walkValue(b, it.v)
@@ -108,7 +112,7 @@ func (it *jsonIter) next() (key []byte, v int, ok bool) {
 	}
 	if i >= len(b) || b[i] == '}' || b[i] == ']' {
 		it.i = i + 1
-		return nil, 0, false
+		return "", 0, false
 	}
 	if it.obj {
 		ke := walkString(b, i)
@@ -127,7 +131,7 @@ func (it *jsonIter) skipTo(end int) { it.i, it.v = end, -1 }
 // named path[0] are tried in order, and the first through which the rest
 // of the path leads wins (a repeated key whose first copy lacks the rest
 // does not hide the next copy). ok is false when there is none.
-func walkPath(b []byte, i int, path []string) (v, end int, ok bool) {
+func walkPath(b string, i int, path []string) (v, end int, ok bool) {
 	if i >= len(b) || b[i] != '{' {
 		return 0, 0, false
 	}
@@ -151,7 +155,7 @@ var pathName = []string{"name"}
 // toolWalk finds the tool names of a valid JSON reply in one pass over it
 // (see walkToolNames).
 type toolWalk struct {
-	b              []byte
+	b              string
 	calls, funcs   bool
 	meta           *Meta // gains the names
 	tcDone, fcDone bool  // this choice's tool_calls and function_call.name found
@@ -164,7 +168,7 @@ type toolWalk struct {
 // each found as gjson's Get finds it (the first tool_calls member of the
 // message copies in document order; the first function copy with a name).
 // Each byte up to the end of choices is read about once.
-func walkToolNames(b []byte, calls, funcCall bool, meta *Meta) {
+func walkToolNames(b string, calls, funcCall bool, meta *Meta) {
 	w := toolWalk{b: b, calls: calls, funcs: funcCall, meta: meta}
 	root := iterAt(b, walkSpace(b, 0))
 	for k, v, ok := root.next(); ok; k, v, ok = root.next() {
@@ -258,9 +262,9 @@ func (w *toolWalk) name(v, end int) {
 		return
 	}
 	raw := b[v+1 : end-1]
-	if bytes.IndexByte(raw, '\\') >= 0 {
+	if strings.IndexByte(raw, '\\') >= 0 {
 		w.meta.AddTool(decodeJSONString(b[v:end]))
 	} else {
-		w.meta.AddTool(unsafeString(raw)) // AddTool keeps a copy
+		w.meta.AddTool(raw) // AddTool keeps a copy
 	}
 }
