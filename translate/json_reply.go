@@ -50,11 +50,8 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 		return body, new(Meta), true
 	}
 	s := unsafeString(body)
-	if !gjson.Valid(s) {
-		return body, nil, false
-	}
-	root := gjson.Parse(s)
-	if !root.IsObject() {
+	root, isObj := jsonObject(s)
+	if !isObj {
 		return body, nil, false
 	}
 	meta = new(Meta)

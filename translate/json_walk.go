@@ -15,27 +15,27 @@ import "strings"
 
 // walkSpace returns the index of the first byte from i that is not JSON
 // white space.
-func walkSpace(b string, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+func walkSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t') {
 		i++
 	}
 	return i
 }
 
 // walkString returns the index just past the string whose opening quote is
-// at b[i].
-func walkString(b string, i int) int {
+// at s[i].
+func walkString(s string, i int) int {
 	i++
 	for {
-		k := strings.IndexByte(b[i:], '"')
+		k := strings.IndexByte(s[i:], '"')
 		if k < 0 {
-			return len(b) // not reached in a valid document
+			return len(s) // not reached in a valid document
 		}
 		q := i + k
 		// The quote closes the string unless an odd number of backslashes
 		// escapes it.
 		n := 0
-		for j := q - 1; j >= i && b[j] == '\\'; j-- {
+		for j := q - 1; j >= i && s[j] == '\\'; j-- {
 			n++
 		}
 		if n%2 == 0 {
@@ -45,20 +45,20 @@ func walkString(b string, i int) int {
 	}
 }
 
-// walkValue returns the index just past the value that starts at b[i].
-func walkValue(b string, i int) int {
-	if i >= len(b) {
+// walkValue returns the index just past the value that starts at s[i].
+func walkValue(s string, i int) int {
+	if i >= len(s) {
 		return i
 	}
-	switch b[i] {
+	switch s[i] {
 	case '"':
-		return walkString(b, i)
+		return walkString(s, i)
 	case '{', '[':
 		depth := 0
-		for i < len(b) {
-			switch b[i] {
+		for i < len(s) {
+			switch s[i] {
 			case '"':
-				i = walkString(b, i)
+				i = walkString(s, i)
 				continue
 			case '{', '[':
 				depth++
@@ -73,8 +73,8 @@ func walkValue(b string, i int) int {
 		return i
 	}
 	// A number, true, false or null: up to the next delimiter.
-	for i < len(b) {
-		switch b[i] {
+	for i < len(s) {
+		switch s[i] {
 		case ',', '}', ']', ' ', '\n', '\r', '\t':
 			return i
 		}
@@ -88,36 +88,36 @@ func walkValue(b string, i int) int {
 // over when it asks for the next one; a value it read itself (with another
 // jsonIter, to its end) is not read again (skipTo).
 type jsonIter struct {
-	b   string
+	s   string
 	i   int // where to look for the next member, once the current value is passed
 	v   int // start of the current value; -1 once passed
 	obj bool
 }
 
-// iterAt starts reading the object or array at b[i].
-func iterAt(b string, i int) jsonIter { return jsonIter{b: b, i: i + 1, v: -1, obj: b[i] == '{'} }
+// iterAt starts reading the object or array at s[i].
+func iterAt(s string, i int) jsonIter { return jsonIter{s: s, i: i + 1, v: -1, obj: s[i] == '{'} }
 
 // next moves to the next member: its raw key ("" in an array) and where its
 // value starts. At the end ok is false and it.i is just past the closing
 // bracket.
 func (it *jsonIter) next() (key string, v int, ok bool) {
-	b, i := it.b, it.i
+	s, i := it.s, it.i
 	if it.v >= 0 {
-		i = walkValue(b, it.v)
+		i = walkValue(s, it.v)
 		it.v = -1
 	}
-	i = walkSpace(b, i)
-	if i < len(b) && b[i] == ',' {
-		i = walkSpace(b, i+1)
+	i = walkSpace(s, i)
+	if i < len(s) && s[i] == ',' {
+		i = walkSpace(s, i+1)
 	}
-	if i >= len(b) || b[i] == '}' || b[i] == ']' {
+	if i >= len(s) || s[i] == '}' || s[i] == ']' {
 		it.i = i + 1
 		return "", 0, false
 	}
 	if it.obj {
-		ke := walkString(b, i)
-		key = b[i+1 : ke-1]
-		i = walkSpace(b, walkSpace(b, ke)+1) // past ':'
+		ke := walkString(s, i)
+		key = s[i+1 : ke-1]
+		i = walkSpace(s, walkSpace(s, ke)+1) // past ':'
 	}
 	it.v = i
 	return key, i, true
@@ -127,23 +127,23 @@ func (it *jsonIter) next() (key string, v int, ok bool) {
 func (it *jsonIter) skipTo(end int) { it.i, it.v = end, -1 }
 
 // walkPath returns the bounds of the value at the dotted path (given as its
-// keys) from the object at b[i], found as gjson's Get finds it: the members
+// keys) from the object at s[i], found as gjson's Get finds it: the members
 // named path[0] are tried in order, and the first through which the rest
 // of the path leads wins (a repeated key whose first copy lacks the rest
 // does not hide the next copy). ok is false when there is none.
-func walkPath(b string, i int, path []string) (v, end int, ok bool) {
-	if i >= len(b) || b[i] != '{' {
+func walkPath(s string, i int, path []string) (v, end int, ok bool) {
+	if i >= len(s) || s[i] != '{' {
 		return 0, 0, false
 	}
-	it := iterAt(b, i)
+	it := iterAt(s, i)
 	for k, vs, more := it.next(); more; k, vs, more = it.next() {
-		if string(k) != path[0] {
+		if k != path[0] {
 			continue
 		}
 		if len(path) == 1 {
-			return vs, walkValue(b, vs), true
+			return vs, walkValue(s, vs), true
 		}
-		if v, end, ok = walkPath(b, vs, path[1:]); ok {
+		if v, end, ok = walkPath(s, vs, path[1:]); ok {
 			return v, end, true
 		}
 	}
@@ -155,7 +155,7 @@ var pathName = []string{"name"}
 // toolWalk finds the tool names of a valid JSON reply in one pass over it
 // (see walkToolNames).
 type toolWalk struct {
-	b              string
+	s              string
 	calls, funcs   bool
 	meta           *Meta // gains the names
 	tcDone, fcDone bool  // this choice's tool_calls and function_call.name found
@@ -168,17 +168,17 @@ type toolWalk struct {
 // each found as gjson's Get finds it (the first tool_calls member of the
 // message copies in document order; the first function copy with a name).
 // Each byte up to the end of choices is read about once.
-func walkToolNames(b string, calls, funcCall bool, meta *Meta) {
-	w := toolWalk{b: b, calls: calls, funcs: funcCall, meta: meta}
-	root := iterAt(b, walkSpace(b, 0))
+func walkToolNames(s string, calls, funcCall bool, meta *Meta) {
+	w := toolWalk{s: s, calls: calls, funcs: funcCall, meta: meta}
+	root := iterAt(s, walkSpace(s, 0))
 	for k, v, ok := root.next(); ok; k, v, ok = root.next() {
-		if string(k) != "choices" {
+		if k != "choices" {
 			continue
 		}
-		if b[v] == '[' || b[v] == '{' { // gjson's ForEach visits an object's values too
-			ci := iterAt(b, v)
+		if s[v] == '[' || s[v] == '{' { // gjson's ForEach visits an object's values too
+			ci := iterAt(s, v)
 			for _, c, ok := ci.next(); ok; _, c, ok = ci.next() {
-				if b[c] == '{' {
+				if s[c] == '{' {
 					ci.skipTo(w.choice(c))
 				}
 			}
@@ -189,11 +189,11 @@ func walkToolNames(b string, calls, funcCall bool, meta *Meta) {
 
 // choice reads the choice object at c and returns where it ends.
 func (w *toolWalk) choice(c int) int {
-	b := w.b
+	s := w.s
 	w.tcDone, w.fcDone, w.fcV = !w.calls, !w.funcs, -1
-	it := iterAt(b, c)
+	it := iterAt(s, c)
 	for k, m, ok := it.next(); ok; k, m, ok = it.next() {
-		if string(k) == "message" && b[m] == '{' && !(w.tcDone && w.fcDone) {
+		if k == "message" && s[m] == '{' && !(w.tcDone && w.fcDone) {
 			it.skipTo(w.message(m))
 		}
 	}
@@ -205,18 +205,18 @@ func (w *toolWalk) choice(c int) int {
 
 // message reads a message object and returns where it ends.
 func (w *toolWalk) message(m int) int {
-	b := w.b
-	it := iterAt(b, m)
+	s := w.s
+	it := iterAt(s, m)
 	for k, v, ok := it.next(); ok; k, v, ok = it.next() {
 		switch {
-		case !w.tcDone && string(k) == "tool_calls":
+		case !w.tcDone && k == "tool_calls":
 			w.tcDone = true
-			if b[v] == '[' {
+			if s[v] == '[' {
 				it.skipTo(w.toolCalls(v))
 			}
-		case !w.fcDone && string(k) == "function_call":
+		case !w.fcDone && k == "function_call":
 			// Rare: the name is found by path, from this copy.
-			if nv, ne, ok := walkPath(b, v, pathName); ok {
+			if nv, ne, ok := walkPath(s, v, pathName); ok {
 				w.fcDone, w.fcV, w.fcEnd = true, nv, ne
 			}
 		}
@@ -227,23 +227,23 @@ func (w *toolWalk) message(m int) int {
 // toolCalls reads a tool_calls array, adding each function.name, and
 // returns where it ends.
 func (w *toolWalk) toolCalls(a int) int {
-	b := w.b
-	ai := iterAt(b, a)
+	s := w.s
+	ai := iterAt(s, a)
 	for _, call, ok := ai.next(); ok; _, call, ok = ai.next() {
-		if b[call] != '{' {
+		if s[call] != '{' {
 			continue
 		}
 		found := false
-		it := iterAt(b, call)
+		it := iterAt(s, call)
 		for k, f, ok := it.next(); ok; k, f, ok = it.next() {
-			if found || string(k) != "function" || b[f] != '{' {
+			if found || k != "function" || s[f] != '{' {
 				continue
 			}
-			fi := iterAt(b, f)
+			fi := iterAt(s, f)
 			for k, n, ok := fi.next(); ok; k, n, ok = fi.next() {
-				if !found && string(k) == "name" {
+				if !found && k == "name" {
 					found = true
-					end := walkValue(b, n)
+					end := walkValue(s, n)
 					w.name(n, end)
 					fi.skipTo(end)
 				}
@@ -255,15 +255,15 @@ func (w *toolWalk) toolCalls(a int) int {
 	return ai.i
 }
 
-// name adds the name whose value lies at b[v:end] when it is a string.
+// name adds the name whose value lies at s[v:end] when it is a string.
 func (w *toolWalk) name(v, end int) {
-	b := w.b
-	if b[v] != '"' {
+	s := w.s
+	if s[v] != '"' {
 		return
 	}
-	raw := b[v+1 : end-1]
+	raw := s[v+1 : end-1]
 	if strings.IndexByte(raw, '\\') >= 0 {
-		w.meta.AddTool(decodeJSONString(b[v:end]))
+		w.meta.AddTool(decodeJSONString(s[v:end]))
 	} else {
 		w.meta.AddTool(raw) // AddTool keeps a copy
 	}

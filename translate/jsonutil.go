@@ -237,3 +237,12 @@ func equalValues(a, b any) bool {
 		return a == b
 	}
 }
+
+// jsonObject parses s when it is valid JSON whose value is an object.
+func jsonObject(s string) (gjson.Result, bool) {
+	if !gjson.Valid(s) {
+		return gjson.Result{}, false
+	}
+	root := gjson.Parse(s)
+	return root, root.IsObject()
+}

@@ -43,11 +43,8 @@ type RequestResult struct {
 // body is not a JSON object; it is then to be forwarded untouched.
 func RewriteRequest(body []byte, opts RequestOptions) (res RequestResult, ok bool) {
 	s := unsafeString(body)
-	if !gjson.Valid(s) {
-		return RequestResult{Body: body}, false
-	}
-	root := gjson.Parse(s)
-	if !root.IsObject() {
+	root, isObj := jsonObject(s)
+	if !isObj {
 		return RequestResult{Body: body}, false
 	}
 	res.Body = body
@@ -151,11 +148,8 @@ var (
 // is none or body is not a JSON object.
 func RequestModel(body []byte) string {
 	s := unsafeString(body)
-	if !gjson.Valid(s) {
-		return ""
-	}
-	root := gjson.Parse(s)
-	if !root.IsObject() {
+	root, isObj := jsonObject(s)
+	if !isObj {
 		return ""
 	}
 	model := ""
