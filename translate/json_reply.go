@@ -26,6 +26,10 @@ type JSONOptions struct {
 	// Buf[:0]), so that a caller can use a buffer again; out then shares
 	// its memory.
 	Buf []byte
+	// Meta, when set, is an empty Meta the reply's meta is built in and
+	// returned as, so that a caller can keep it where it likes (a new one
+	// otherwise).
+	Meta *Meta
 }
 
 // RewriteJSONReply applies SPEC 4.2 to a whole JSON reply: meta from every
@@ -47,14 +51,14 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 	}
 	if opts.ForwardOnly && keys&(hasMeta|hasToolCall|hasFuncCall) == 0 && !opts.Structured && (extra == nil || extra.Empty()) {
 		// Nothing can change: valid or not, the body goes as it came.
-		return body, new(Meta), true
+		return body, opts.newMeta(), true
 	}
 	s := unsafeString(body)
 	root, isObj := jsonObject(s)
 	if !isObj {
 		return body, nil, false
 	}
-	meta = new(Meta)
+	meta = opts.newMeta()
 	var choices, top gjson.Result
 	var choiceMeta []int
 	if keys&hasMeta != 0 {
@@ -127,8 +131,14 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 		}
 	}
 
+	hasMeta := !meta.Empty()
+	if hasMeta && len(choiceMeta) == 0 && !top.Exists() {
+		// Only a top-level meta to add (the usual change): build the result
+		// in one go, the meta written straight into it.
+		return appendMeta(opts.Buf[:0], out, meta), meta, true
+	}
 	var metaJSON []byte
-	if !meta.Empty() {
+	if hasMeta {
 		metaJSON = meta.JSON()
 	}
 	switch {
@@ -141,10 +151,6 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 	}
 	if !changed {
 		return body, meta, true
-	}
-	if len(choiceMeta) == 0 && metaJSON != nil && !top.Exists() {
-		// Only a top-level meta to add: build the result in one go.
-		return appendMember(opts.Buf[:0], out, "meta", metaJSON), meta, true
 	}
 	if &out[0] == &body[0] {
 		out = copyBytes(body)
@@ -171,12 +177,12 @@ var unicodeEscape = []byte(`\u`)
 // decodeJSONString decodes a JSON string literal (quotes included).
 func decodeJSONString(raw string) string { return gjson.Parse(raw).Str }
 
-// appendMember appends to dst a copy of the JSON object doc with the member
-// key: raw added at its end, byte for byte what sjson.SetRawBytes makes of
+// appendMeta appends to dst a copy of the JSON object doc with the member
+// "meta": m added at its end, byte for byte what sjson.SetRawBytes makes of
 // an object that has no such key (the object from its '{' to its last '}',
 // white space around it dropped; a comma when it has members), without
-// sjson's look-up of the key and its second copy.
-func appendMember(dst, doc []byte, key string, raw []byte) []byte {
+// sjson's look-up of the key, its second copy, or m's JSON made apart.
+func appendMeta(dst, doc []byte, m *Meta) []byte {
 	i := 0
 	for i < len(doc) && doc[i] <= ' ' {
 		i++
@@ -193,16 +199,22 @@ func appendMember(dst, doc []byte, key string, raw []byte) []byte {
 			break
 		}
 	}
-	out := slices.Grow(dst, len(obj)+len(key)+len(raw)+5)
+	out := slices.Grow(dst, len(obj)+m.sizeHint()+10)
 	out = append(out, obj...)
 	if comma {
 		out = append(out, ',')
 	}
-	out = append(out, '"')
-	out = append(out, key...)
-	out = append(out, '"', ':')
-	out = append(out, raw...)
+	out = append(out, `"meta":`...)
+	out = m.AppendJSON(out)
 	return append(out, '}')
 }
 
 func copyBytes(b []byte) []byte { return append([]byte(nil), b...) }
+
+// newMeta is the Meta a reply's meta is built in.
+func (o *JSONOptions) newMeta() *Meta {
+	if o.Meta != nil {
+		return o.Meta
+	}
+	return new(Meta)
+}

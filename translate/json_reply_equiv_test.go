@@ -144,10 +144,15 @@ func checkJSONReplyEquiv(t *testing.T, body []byte, extra *Meta) {
 		t.Fatalf("%s: meta differs:\n got %s\nwant %s", body, meta.JSON(), rmeta.JSON())
 	}
 	// ForwardOnly may skip validation when nothing can change, and then
-	// answers ok with an empty meta; what is forwarded stays the same.
-	fout, fmeta, fok := RewriteJSONReply(body, extra, JSONOptions{ForwardOnly: true})
+	// answers ok with an empty meta; what is forwarded stays the same. This
+	// call, as the module's, also brings its own Meta and buffer.
+	into := new(Meta)
+	fout, fmeta, fok := RewriteJSONReply(body, extra, JSONOptions{ForwardOnly: true, Meta: into, Buf: make([]byte, 0, len(body)+64)})
 	if !bytes.Equal(fout, rout) {
 		t.Fatalf("%s: ForwardOnly:\n got %s\nwant %s", body, fout, rout)
+	}
+	if fok && fmeta != into {
+		t.Fatalf("%s: the meta was not built in the caller's Meta", body)
 	}
 	if fok && rok && !bytes.Equal(fmeta.JSON(), rmeta.JSON()) {
 		t.Fatalf("%s: ForwardOnly: meta differs", body)

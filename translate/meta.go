@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -17,14 +18,27 @@ import (
 // prompt_trimmed_to (the smaller number wins). Keys keep the position where
 // they were first seen, so the output reads like the input.
 //
-// The zero value is an empty Meta ready to use.
+// The zero value is an empty Meta ready to use. A Meta that holds tool
+// names must not be copied: the copies would share the memory the names
+// are kept in (toolText).
 type Meta struct {
 	keys []string // first-seen order, tools_used and prompt_trimmed_to included
 	vals [][]byte // raw JSON per key; nil for the two special keys
 
 	tools      []string
+	toolText   []byte // the tool names, comma-joined; tools are read-only views of it
 	trimmed    int64
 	hasTrimmed bool
+}
+
+// metaStore is the first storage of a Meta, taken in one allocation: room
+// for the usual few keys, tool names and their text, rather than three
+// slices and a copy per name.
+type metaStore struct {
+	keys  [4]string
+	vals  [4][]byte
+	tools [4]string
+	text  [64]byte
 }
 
 const (
@@ -43,6 +57,7 @@ func (m *Meta) Reset() {
 	m.keys = m.keys[:0]
 	m.vals = m.vals[:0]
 	m.tools = m.tools[:0]
+	m.toolText = nil // strings handed out (Tools, ToolsJoined) still read it
 	m.trimmed, m.hasTrimmed = 0, false
 }
 
@@ -74,8 +89,9 @@ func (m *Meta) touch(key string) int {
 		return i
 	}
 	if m.keys == nil {
-		// Room for the usual few keys at once, rather than growing by one.
-		m.keys, m.vals = make([]string, 0, 4), make([][]byte, 0, 4)
+		// No key yet, so no tool either: all of the first storage at once.
+		st := new(metaStore)
+		m.keys, m.vals, m.tools, m.toolText = st.keys[:0], st.vals[:0], st.tools[:0], st.text[:0]
 	}
 	// Keys and names often come from gjson look-ups on a caller's buffer
 	// (unsafeString): copy them, since m outlives that buffer (the module's
@@ -114,14 +130,31 @@ func (m *Meta) AddTool(name string) {
 		}
 	}
 	m.touch(keyTools)
-	if m.tools == nil {
-		m.tools = make([]string, 0, 4)
+	// The names are kept as one comma-joined text (what the tools_used
+	// placeholder shows), each a view of its part: one copy for all of
+	// them. Bytes below len(toolText) are never written again (Reset drops
+	// the text, and append moves to new memory when it grows), so the
+	// views stay as they were made.
+	start := len(m.toolText)
+	if start > 0 {
+		m.toolText = append(m.toolText, ',')
+		start++
 	}
-	m.tools = append(m.tools, strings.Clone(name))
+	m.toolText = append(m.toolText, name...)
+	m.tools = append(m.tools, unsafe.String(&m.toolText[start], len(name)))
 }
 
 // Tools returns tools_used in first-seen order. The slice is m's own.
 func (m *Meta) Tools() []string { return m.tools }
+
+// ToolsJoined returns tools_used comma-joined, as strings.Join would, without
+// building it anew.
+func (m *Meta) ToolsJoined() string {
+	if len(m.tools) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(m.toolText), len(m.toolText))
+}
 
 // SetTrimmed records prompt_trimmed_to; the smaller of two values wins.
 func (m *Meta) SetTrimmed(n int64) {

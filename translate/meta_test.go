@@ -3,6 +3,7 @@ package translate
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -134,6 +135,42 @@ func TestMetaAddTool(t *testing.T) {
 	}
 	if !m.Has("tools_used") || m.Empty() {
 		t.Fatal("Has/Empty wrong after AddTool")
+	}
+}
+
+// The tool names share one text (toolText): names handed out must keep
+// their bytes as more names come, past the first storage, and after Reset.
+func TestMetaToolNamesStayPut(t *testing.T) {
+	var m Meta
+	var names []string
+	for i := 0; i < 40; i++ {
+		names = append(names, fmt.Sprintf("tool_%02d_%s", i, strings.Repeat("x", i%7)))
+	}
+	var seen []string
+	for i, n := range names {
+		m.AddTool(n)
+		seen = append(seen, m.Tools()[i])
+		if got, want := m.ToolsJoined(), strings.Join(names[:i+1], ","); got != want {
+			t.Fatalf("ToolsJoined after %d names:\n got %q\nwant %q", i+1, got, want)
+		}
+	}
+	joined := m.ToolsJoined()
+	m.Reset()
+	if m.ToolsJoined() != "" || len(m.Tools()) != 0 {
+		t.Fatalf("after Reset: %q %q", m.ToolsJoined(), m.Tools())
+	}
+	m.AddTool("zzzzzzzzzzzzzzzzzzzzzzzz")
+	m.AddTool("yyyy")
+	for i, n := range names {
+		if seen[i] != n {
+			t.Fatalf("name %d became %q, want %q", i, seen[i], n)
+		}
+	}
+	if joined != strings.Join(names, ",") {
+		t.Fatalf("joined text changed after Reset: %q", joined)
+	}
+	if got := m.ToolsJoined(); got != "zzzzzzzzzzzzzzzzzzzzzzzz,yyyy" {
+		t.Fatalf("ToolsJoined after Reset = %q", got)
 	}
 }
 
