@@ -21,6 +21,7 @@ const (
 	fmtOther                    // anything else
 	fmtSniffPlain               // text/plain: the first line decides
 	fmtSniffSSE                 // text/event-stream: the first event decides
+	numFormats
 )
 
 func (f format) String() string {

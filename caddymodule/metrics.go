@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +24,36 @@ var (
 		allCollectors []prometheus.Collector
 	}
 )
+
+// The counters of each label set, looked up in their vectors once and kept:
+// WithLabelValues hashes the labels and takes a lock on every call. Formats
+// that share a name share the counter.
+var (
+	requestCounters [numModes][numFormats]atomic.Pointer[prometheus.Counter]
+	eventCounters   [numFormats]atomic.Pointer[prometheus.Counter]
+)
+
+// requestCounter is the requests counter of mode and format.
+func requestCounter(m mode, f format) prometheus.Counter {
+	p := &requestCounters[m][f]
+	if c := p.Load(); c != nil {
+		return *c
+	}
+	c := metrics.requests.WithLabelValues(m.String(), f.String())
+	p.Store(&c)
+	return c
+}
+
+// eventCounter is the events counter of format.
+func eventCounter(f format) prometheus.Counter {
+	p := &eventCounters[f]
+	if c := p.Load(); c != nil {
+		return *c
+	}
+	c := metrics.events.WithLabelValues(f.String())
+	p.Store(&c)
+	return c
+}
 
 func initMetrics() {
 	const ns, sub = "caddy", "llm_meta"

@@ -95,6 +95,7 @@ type Handler struct {
 	bareMeta    bool
 	reqOpts     translate.RequestOptions
 	logger      *zap.Logger
+	warn        func(reason string) // h.fallback, bound once: a method value allocates each time it is made
 }
 
 // StructuredOutput configures structured mode (SPEC 7).
@@ -116,6 +117,7 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // Provision sets the defaults.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
+	h.warn = h.fallback
 	if err := registerMetrics(ctx); err != nil {
 		return fmt.Errorf("llm_meta: registering metrics: %w", err)
 	}

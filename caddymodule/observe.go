@@ -1,7 +1,6 @@
 package caddymodule
 
 import (
-	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -38,24 +37,52 @@ func (h *Handler) debug(msg string) {
 	}
 }
 
-// mode names what the module did with the reply, for logs, metrics and
-// the {http.llm_meta.mode} placeholder.
-func (rw *responseWriter) mode() string {
-	switch {
-	case rw.x.runOnce:
+// mode is what the module did with the reply, for logs, metrics and the
+// {http.llm_meta.mode} placeholder.
+type mode uint8
+
+const (
+	modeNone mode = iota
+	modeRunOnce
+	modeEdgeStream
+	modeStream
+	modeJSON
+	modePass
+	numModes
+)
+
+func (m mode) String() string {
+	switch m {
+	case modeRunOnce:
 		return "run_once"
-	case rw.x.edgeStream:
+	case modeEdgeStream:
 		return "edge_stream"
-	}
-	switch rw.state {
-	case stStream:
+	case modeStream:
 		return "stream"
-	case stBuffer:
+	case modeJSON:
 		return "json"
-	case stPass:
+	case modePass:
 		return "passthrough"
 	}
 	return "none"
+}
+
+func (rw *responseWriter) mode() mode {
+	switch {
+	case rw.x.runOnce:
+		return modeRunOnce
+	case rw.x.edgeStream:
+		return modeEdgeStream
+	}
+	switch rw.state {
+	case stStream:
+		return modeStream
+	case stBuffer:
+		return modeJSON
+	case stPass:
+		return modePass
+	}
+	return modeNone
 }
 
 // replyMeta is the reply's meta once known.
@@ -69,24 +96,40 @@ func (rw *responseWriter) replyMeta() *translate.Meta {
 	return nil
 }
 
-// setPlaceholders publishes what is known of the reply. It runs when the
-// status goes downstream (so that `header` can use the values of buffered
-// replies) and again when the reply is done (for log fields).
-func (rw *responseWriter) setPlaceholders() []string {
-	var tools []string
-	if m := rw.replyMeta(); m != nil {
-		tools = m.Tools()
-	}
-	if repl, ok := rw.r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
-		repl.Set("http.llm_meta.mode", boxName(rw.mode()))
-		repl.Set("http.llm_meta.format", boxName(rw.format.String()))
-		// tools_used only grows: set it again only when there are more.
-		if m := rw.replyMeta(); !rw.toolsSet || m != rw.toolsMeta || len(tools) != rw.toolsN {
-			repl.Set("http.llm_meta.tools_used", boxName(strings.Join(tools, ",")))
-			rw.toolsSet, rw.toolsMeta, rw.toolsN = true, m, len(tools)
+// The placeholders the module answers (SPEC 8).
+const (
+	phMode  = "http.llm_meta.mode"
+	phFmt   = "http.llm_meta.format"
+	phTools = "http.llm_meta.tools_used"
+)
+
+// placeholder answers the module's placeholders from the state of the
+// reply when they are read: by `header` as the status goes downstream (the
+// values of a buffered reply are known by then), by log fields once the
+// reply is done. Nothing is built for a request whose placeholders nobody
+// reads. Installed as a replacer provider by mapPlaceholders.
+func (rw *responseWriter) placeholder(key string) (any, bool) {
+	switch key {
+	case phMode:
+		return boxName(rw.mode().String()), true
+	case phFmt:
+		return boxName(rw.format.String()), true
+	case phTools:
+		if m := rw.replyMeta(); m != nil {
+			return m.ToolsJoined(), true
 		}
+		return "", true
 	}
-	return tools
+	return nil, false
+}
+
+// mapPlaceholders makes the request's replacer ask rw for the module's
+// placeholders. Caddy's own providers come first; ours is the last asked,
+// so other look-ups do not pass through it.
+func (rw *responseWriter) mapPlaceholders() {
+	if repl, ok := rw.r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+		repl.Map(rw.placeholder)
+	}
 }
 
 // boxName returns a placeholder value as an interface. The fixed names of
@@ -122,15 +165,22 @@ func boxName(s string) any {
 	return s
 }
 
+// toolCount is the number of tools the reply used.
+func (rw *responseWriter) toolCount() int {
+	if m := rw.replyMeta(); m != nil {
+		return len(m.Tools())
+	}
+	return 0
+}
+
 // logDone ends the request: placeholders, metrics and one debug line.
 func (rw *responseWriter) logDone() {
 	h := rw.x.h
-	mode, format := rw.mode(), rw.format.String()
-	tools := rw.setPlaceholders()
+	mode, format := rw.mode(), rw.format
 	if metrics.requests != nil {
-		metrics.requests.WithLabelValues(mode, format).Inc()
+		requestCounter(mode, format).Inc()
 		if rw.stats.Events > 0 {
-			metrics.events.WithLabelValues(format).Add(float64(rw.stats.Events))
+			eventCounter(format).Add(float64(rw.stats.Events))
 		}
 		if rw.stats.FinalMeta > 0 {
 			metrics.finalMeta.Add(float64(rw.stats.FinalMeta))
@@ -141,12 +191,12 @@ func (rw *responseWriter) logDone() {
 	}
 	if c := h.logger.Check(zapcore.DebugLevel, "llm_meta reply"); c != nil {
 		c.Write(
-			zap.String("mode", mode),
-			zap.String("format", format),
+			zap.String("mode", mode.String()),
+			zap.String("format", format.String()),
 			zap.Int("status", rw.status),
 			zap.Int64("events", rw.stats.Events),
 			zap.Int64("skipped", rw.stats.Skipped),
-			zap.Int("tools", len(tools)),
+			zap.Int("tools", rw.toolCount()),
 			zap.Int64("bytes_in", rw.bytesIn),
 			zap.Int64("bytes_out", rw.bytesOut),
 			zap.Duration("duration", time.Since(rw.x.start)),

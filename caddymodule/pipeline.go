@@ -26,7 +26,7 @@ func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) stage 
 		Structured:      x.structured,
 		ErrorsAsContent: errorsAsContent,
 		Stats:           &rw.stats,
-		Warn:            h.fallback,
+		Warn:            h.warn,
 	}, &x.meta)
 	conv := translate.ConvertOptions{
 		Model:         x.model,
@@ -129,9 +129,10 @@ func (rw *responseWriter) finishBuffered() {
 		}
 		out, meta, ok := translate.RewriteJSONReply(body, &x.meta, translate.JSONOptions{
 			Structured:  x.wantSplit,
-			Warn:        x.h.fallback,
+			Warn:        x.h.warn,
 			ForwardOnly: rw.kind == bufJSON,
 			Buf:         scratch,
+			Meta:        &x.replyMeta,
 		})
 		if !ok {
 			if rw.kind == bufJSON {
@@ -209,10 +210,16 @@ func (rw *responseWriter) forwardBody(body []byte, changed bool) {
 func setContentLength(hdr http.Header, n int) {
 	var b [20]byte
 	v := strconv.AppendInt(b[:0], int64(n), 10)
-	if cl := hdr["Content-Length"]; len(cl) == 1 && cl[0] == string(v) {
-		return
+	cl := hdr["Content-Length"]
+	switch {
+	case len(cl) == 1 && cl[0] == string(v):
+	case len(cl) == 1:
+		// The upstream's length, in a slice of this reply's own header
+		// (reverse_proxy copies values with Add): changed in place.
+		cl[0] = string(v)
+	default:
+		hdr.Set("Content-Length", string(v))
 	}
-	hdr.Set("Content-Length", string(v))
 }
 
 // answerRunOnce writes the run-once answer (SPEC 6.1).

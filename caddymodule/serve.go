@@ -31,6 +31,8 @@ type exchange struct {
 	wantSplit  bool            // structured mode on (JSON replies split too)
 	meta       translate.Meta  // derived from the request (prompt_trimmed_to)
 	finalMeta  *translate.Meta // the reply's meta once known
+	replyMeta  translate.Meta  // where a JSON reply's meta is built (finalMeta then)
+	body       bodyReader      // the request body sent upstream, once read
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
@@ -58,6 +60,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		x.structured = translate.NewReplyStream(int(h.MaxBufferBytes))
 	}
 	rw := st.writer(w, r)
+	rw.mapPlaceholders()
 	return rw.serve(next)
 }
 
@@ -81,7 +84,7 @@ func (h *Handler) prepareRequest(r *http.Request, x *exchange) {
 	if !isJSONContentType(r.Header.Get("Content-Type")) {
 		return
 	}
-	body, whole := h.readBody(r)
+	body, whole := h.readBody(r, &x.body)
 	if !whole {
 		return
 	}
@@ -100,7 +103,7 @@ func (h *Handler) prepareRequest(r *http.Request, x *exchange) {
 	x.wantSplit = res.Structured
 	x.meta.Merge(&res.Meta)
 	if res.Changed {
-		setBody(r, res.Body)
+		setBody(r, res.Body, &x.body)
 	}
 }
 
@@ -117,8 +120,8 @@ func (x *exchange) requestModel() string {
 // readBody reads the request body up to max_request_bytes. whole is false
 // when the body is larger; the bytes read are then stitched back in front of
 // the rest, so that the upstream still gets every byte. Either way r.Body is
-// left readable from the start.
-func (h *Handler) readBody(r *http.Request) (body []byte, whole bool) {
+// left readable from the start: a whole body from br.
+func (h *Handler) readBody(r *http.Request, br *bodyReader) (body []byte, whole bool) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, true
 	}
@@ -148,7 +151,8 @@ func (h *Handler) readBody(r *http.Request) (body []byte, whole bool) {
 		h.fallback(reasonRequestTooLarge)
 		return nil, false
 	}
-	r.Body = newBodyReader(buf)
+	br.Reset(buf)
+	r.Body = br
 	return buf, true
 }
 
@@ -177,7 +181,8 @@ func readUpTo(rd io.Reader, b []byte, limit int64) ([]byte, error) {
 }
 
 // bodyReader is a request body read from memory: io.NopCloser and
-// bytes.NewReader in one allocation, keeping bytes.Reader's WriteTo.
+// bytes.NewReader in one, keeping bytes.Reader's WriteTo. The exchange
+// holds the one a request is sent with.
 type bodyReader struct{ bytes.Reader }
 
 func newBodyReader(b []byte) *bodyReader {
@@ -189,9 +194,11 @@ func newBodyReader(b []byte) *bodyReader {
 // Close implements io.Closer.
 func (*bodyReader) Close() error { return nil }
 
-// setBody replaces the request body, keeping Content-Length consistent.
-func setBody(r *http.Request, body []byte) {
-	r.Body = newBodyReader(body)
+// setBody replaces the request body with body, read from br, keeping
+// Content-Length consistent.
+func setBody(r *http.Request, body []byte, br *bodyReader) {
+	br.Reset(body)
+	r.Body = br
 	r.GetBody = func() (io.ReadCloser, error) { return newBodyReader(body), nil }
 	r.ContentLength = int64(len(body))
 	r.Header.Set("Content-Length", strconv.Itoa(len(body)))

@@ -70,11 +70,6 @@ type responseWriter struct {
 	over      bool  // a run-once reply outgrew max_buffer_bytes
 
 	bytesIn, bytesOut int64
-
-	// What {http.llm_meta.tools_used} was last set from.
-	toolsSet  bool
-	toolsMeta *translate.Meta
-	toolsN    int
 }
 
 // serve calls next and completes the reply.
@@ -292,7 +287,6 @@ func (rw *responseWriter) forwardHeader() {
 		return
 	}
 	rw.forwarded = true
-	rw.setPlaceholders()
 	rw.ResponseWriter.WriteHeader(rw.status)
 	rw.produced = true // the status line is waiting for a flush too
 }
