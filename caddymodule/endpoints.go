@@ -53,7 +53,7 @@ func (h *Handler) prepareEndpoint(w http.ResponseWriter, r *http.Request, x *exc
 // errMsg is set when the body is refused.
 func edgeRequest(body []byte, defaultModel string, edge, xStream bool) (out []byte, runOnce bool, errMsg string) {
 	s := string(body)
-	if !gjson.Valid(s) || !gjson.Parse(s).IsObject() {
+	if !translate.ValidJSON(s) || !gjson.Parse(s).IsObject() {
 		return nil, false, msgInvalidJSON
 	}
 	s = lastCopies(s)

@@ -173,7 +173,7 @@ func (rw *responseWriter) toolCount() int {
 	return 0
 }
 
-// logDone ends the request: placeholders, metrics and one debug line.
+// logDone ends the request: metrics and one debug line.
 func (rw *responseWriter) logDone() {
 	h := rw.x.h
 	mode, format := rw.mode(), rw.format

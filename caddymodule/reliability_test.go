@@ -845,13 +845,18 @@ func (u *recordingUpstream) lastBody() []byte {
 	return append([]byte(nil), u.body...)
 }
 
-// TestRequestBodyDeepNesting: request bodies with a value nested 100,000
-// deep (far past encoding/json's 10,000 limit). They are forwarded (the
-// nested value byte for byte), nothing crashes, and the flags at the top
-// level are still removed and obeyed.
+// deepLimit is about as deep as a body within the default max_request_bytes
+// and max_buffer_bytes (16 MiB) can nest arrays. A recursive validator
+// (gjson.Valid) needs more than Go's 1 GB stack for 8 million levels and
+// takes the whole process down with it; ValidJSON does not recurse.
+const deepLimit = 7_000_000
+
+// TestRequestBodyDeepNesting: request bodies with a value nested millions
+// deep (far past encoding/json's 10,000 limit), within max_request_bytes.
+// They are forwarded (the nested value byte for byte), nothing crashes, and
+// the flags at the top level are still removed and obeyed.
 func TestRequestBodyDeepNesting(t *testing.T) {
-	const depth = 100_000
-	deep, deepObj := deepArray(depth), deepObject(depth)
+	deep, deepObj := deepArray(deepLimit), deepObject(250_000)
 	up := &recordingUpstream{response: `{"id":"c1","choices":[{"index":0,"message":{"role":"assistant","content":"Hello"}}]}`}
 	base := startEndpoints(t, `{"max_prompt_chars":20}`, up)
 	msgs := `"messages":[{"role":"user","content":"Hi"}]`
@@ -906,12 +911,12 @@ func TestRequestBodyDeepNesting(t *testing.T) {
 	waitNoModuleGoroutines(t)
 }
 
-// TestReplyDeepNesting: replies nested 100,000 deep. A JSON reply is still
+// TestReplyDeepNesting: replies nested millions deep. A JSON reply is still
 // rewritten (its choice meta moves to the top, the deep value kept byte for
 // byte); an SSE event with such data passes byte-identical; nothing
 // crashes.
 func TestReplyDeepNesting(t *testing.T) {
-	deep := deepArray(100_000)
+	deep := deepArray(deepLimit)
 	jsonReply := `{"id":"c1","choices":[{"index":0,"message":{"role":"assistant","content":"Hi"},"meta":{"tools_used":["search"]}}],"x":` + deep + `}`
 	sseEvent := `data: {"id":"c1","choices":[{"index":0,"delta":{"content":"Hi","x":` + deep + `}}]}` + "\n\n"
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

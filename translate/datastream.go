@@ -181,7 +181,7 @@ func (c *DataStreamConverter) handleLine(line []byte) {
 	}
 	code := line[0]
 	val := unsafeString(line[2:])
-	if !gjson.Valid(val) {
+	if !ValidJSON(val) {
 		c.malformed("llm_meta: data stream part with invalid JSON skipped")
 		return
 	}

@@ -16,7 +16,7 @@ func IsDataStreamLine(line []byte) bool {
 		line = line[:n-1]
 	}
 	return len(line) > 2 && isPartCode(line[0]) && line[1] == ':' &&
-		gjson.Valid(unsafeString(line[2:]))
+		ValidJSON(unsafeString(line[2:]))
 }
 
 // IsUIStreamEvent reports whether an SSE event's data is a part of the AI SDK
@@ -28,7 +28,7 @@ func IsUIStreamEvent(data []byte) bool {
 		return false
 	}
 	s := unsafeString(data)
-	if !gjson.Valid(s) {
+	if !ValidJSON(s) {
 		return false
 	}
 	t := gjson.Get(s, "type")

@@ -53,7 +53,7 @@ func hustleKind(t string) int {
 func (h *Hustle) AddElement(raw []byte) {
 	raw = bytes.TrimSpace(raw)
 	s := unsafeString(raw)
-	if !gjson.Valid(s) {
+	if !ValidJSON(s) {
 		return
 	}
 	if len(raw) > 0 && raw[0] == '{' {

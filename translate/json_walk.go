@@ -2,7 +2,7 @@ package translate
 
 import "strings"
 
-// A walk over a JSON document already checked by gjson.Valid: with validity
+// A walk over a JSON document already checked by ValidJSON: with validity
 // known, finding a key or passing over a value needs no parsing, only the
 // string and nesting boundaries. It answers the few paths of a JSON reply
 // that are looked up on every request (the tool names) in one pass, where

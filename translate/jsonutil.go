@@ -240,7 +240,7 @@ func equalValues(a, b any) bool {
 
 // jsonObject parses s when it is valid JSON whose value is an object.
 func jsonObject(s string) (gjson.Result, bool) {
-	if !gjson.Valid(s) {
+	if !ValidJSON(s) {
 		return gjson.Result{}, false
 	}
 	root := gjson.Parse(s)

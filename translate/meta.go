@@ -214,7 +214,7 @@ func (m *Meta) Has(key string) bool {
 // when raw is not an object.
 func (m *Meta) MergeJSON(raw []byte) bool {
 	v := gjson.ParseBytes(raw)
-	if !v.IsObject() || !gjson.ValidBytes(raw) {
+	if !v.IsObject() || !ValidJSON(unsafeString(raw)) {
 		return false
 	}
 	m.mergeResult(v)

@@ -74,7 +74,7 @@ func (c *RunOnceCollector) Event(raw []byte) {
 		return
 	}
 	s := unsafeString(data)
-	if !gjson.Valid(s) {
+	if !ValidJSON(s) {
 		return
 	}
 	res := chunkFields(s)
@@ -212,7 +212,7 @@ func textOf(v gjson.Result) (string, bool) {
 // outside 2xx: its error.message, else its body text, else statusText.
 func UpstreamErrorMessage(body []byte, statusText string) string {
 	s := unsafeString(body)
-	if gjson.Valid(s) {
+	if ValidJSON(s) {
 		if e := gjson.Get(s, "error"); e.Exists() {
 			if m := e.Get("message"); m.Type == gjson.String && m.Str != "" {
 				return m.Str

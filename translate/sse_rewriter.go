@@ -266,7 +266,7 @@ func (r *SSERewriter) objectEvent(raw, data []byte) {
 	s := unsafeString(data)
 	keys := scanKeys(data)
 	if keys&hasMeta != 0 {
-		if m := gjson.Get(s, "meta"); m.IsObject() && gjson.Valid(s) {
+		if m := gjson.Get(s, "meta"); m.IsObject() && ValidJSON(s) {
 			r.meta.MergeJSON([]byte(m.Raw))
 			// Withheld: its meta joins the final one. With final_meta off
 			// there is no final one, so the upstream's event passes and its

@@ -78,7 +78,7 @@ var errStructuredNotObject = errors.New("request body is not a JSON object")
 // that message; messages that are not an array are left alone. Every other
 // byte of the body is kept; body itself is never modified.
 func ApplyStructuredRequest(body []byte, instruction string) ([]byte, error) {
-	if !gjson.ValidBytes(body) {
+	if !ValidJSON(unsafeString(body)) {
 		return nil, errStructuredNotObject
 	}
 	root := gjson.ParseBytes(body)
@@ -164,7 +164,7 @@ func isReplySpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c 
 // scheduling_intent. Missing values are "", false and [].
 func SplitStructuredReply(content string) (reply string, metadata []byte, ok bool) {
 	s := strings.Trim(content, " \t\r\n")
-	if len(s) == 0 || s[0] != '{' || !gjson.Valid(s) {
+	if len(s) == 0 || s[0] != '{' || !ValidJSON(s) {
 		return content, nil, false
 	}
 	root := gjson.Parse(s)

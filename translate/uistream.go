@@ -124,7 +124,7 @@ func (c *UIStreamConverter) event(data []byte) {
 		return
 	}
 	s := unsafeString(data)
-	if !gjson.Valid(s) {
+	if !ValidJSON(s) {
 		c.count(true)
 		c.debug("llm_meta: UI message stream event that is not JSON skipped")
 		return

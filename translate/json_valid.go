@@ -1,0 +1,215 @@
+package translate
+
+import "math/bits"
+
+// ValidJSON reports whether s is one JSON value with nothing but white space
+// around it: exactly what gjson.Valid accepts (FuzzValidJSON holds the two
+// to the same answers), for every body, event and line the module checks
+// before it changes anything.
+//
+// It differs from gjson.Valid in how, not what: strings, most of the bytes
+// of an LLM reply, are passed over eight bytes at a time; and nesting is
+// kept on a stack of its own instead of recursion, so a body of a few
+// million '[' costs that many bytes rather than that many stack frames.
+func ValidJSON(s string) bool {
+	var stackBuf [32]byte
+	open := stackBuf[:0] // '{' or '[' for each container not yet closed
+	i := 0
+	var ok bool
+value: // a value must start here
+	i = skipWhite(s, i)
+	if i >= len(s) {
+		return false
+	}
+	switch c := s[i]; c {
+	case '{', '[':
+		// Each closes with the byte two above it: '}' and ']'.
+		i = skipWhite(s, i+1)
+		if i < len(s) && s[i] == c+2 {
+			i++
+			goto after
+		}
+		open = append(open, c)
+		if c == '{' {
+			goto member
+		}
+		goto value
+	case '"':
+		if i, ok = validString(s, i+1); !ok {
+			return false
+		}
+	case 't':
+		if i+4 > len(s) || s[i+1:i+4] != "rue" {
+			return false
+		}
+		i += 4
+	case 'f':
+		if i+5 > len(s) || s[i+1:i+5] != "alse" {
+			return false
+		}
+		i += 5
+	case 'n':
+		if i+4 > len(s) || s[i+1:i+4] != "ull" {
+			return false
+		}
+		i += 4
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		if i, ok = validNumber(s, i); !ok {
+			return false
+		}
+	default:
+		return false
+	}
+after: // a value ended just before i
+	i = skipWhite(s, i)
+	if len(open) == 0 {
+		return i == len(s)
+	}
+	if i >= len(s) {
+		return false
+	}
+	switch top := open[len(open)-1]; {
+	case s[i] == ',':
+		i++
+		if top == '{' {
+			goto member
+		}
+		goto value
+	case s[i] == top+2:
+		open = open[:len(open)-1]
+		i++
+		goto after
+	}
+	return false
+member: // a key, its colon, then its value
+	i = skipWhite(s, i)
+	if i >= len(s) || s[i] != '"' {
+		return false
+	}
+	if i, ok = validString(s, i+1); !ok {
+		return false
+	}
+	i = skipWhite(s, i)
+	if i >= len(s) || s[i] != ':' {
+		return false
+	}
+	i++
+	goto value
+}
+
+// skipWhite returns the index of the first byte from i that is not JSON
+// white space.
+func skipWhite(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// validString checks the string whose content starts at s[i] (just past its
+// opening quote) and returns the index just past its closing quote: no
+// control character, only JSON's escapes. Bytes of 0x80 and above pass as
+// they are, as in gjson.
+func validString(s string, i int) (int, bool) {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	for {
+		// Eight bytes at a time while none is a quote, a backslash or below
+		// 0x20. With bit 1 of each byte flipped, the bytes below 0x21 are
+		// exactly those that were below 0x20 or a quote (0x22): one test
+		// for both. Each mask flags its lowest matching byte exactly (a
+		// borrow can only flag bytes above it), so the lowest flag of the
+		// two is the first byte to look at.
+		for i+8 <= len(s) {
+			x := load64(s, i)
+			c := x ^ (lo * 0x02)
+			m := (c - lo*0x21) &^ c & hi
+			b := x ^ (lo * '\\')
+			m |= (b - lo) &^ b & hi
+			if m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		if i >= len(s) {
+			return i, false
+		}
+		switch c := s[i]; {
+		case c == '"':
+			return i + 1, true
+		case c == '\\':
+			if i+1 >= len(s) {
+				return i, false
+			}
+			switch s[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(s) || !isHex(s[i+2]) || !isHex(s[i+3]) || !isHex(s[i+4]) || !isHex(s[i+5]) {
+					return i, false
+				}
+				i += 6
+			default:
+				return i, false
+			}
+		case c < 0x20:
+			return i, false
+		default:
+			i++
+		}
+	}
+}
+
+// load64 reads s[i:i+8] as a little-endian word (the compiler makes it one
+// load).
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// validNumber checks the number that starts at s[i] and returns the index
+// just past it: an optional minus, 0 or digits not starting with 0, then an
+// optional fraction and exponent, each with at least one digit.
+func validNumber(s string, i int) (int, bool) {
+	if s[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(s) || s[i] < '0' || s[i] > '9':
+		return i, false
+	case s[i] == '0':
+		i++
+	default:
+		i = skipDigits(s, i)
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if i >= len(s) || s[i] < '0' || s[i] > '9' {
+			return i, false
+		}
+		i = skipDigits(s, i)
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if i >= len(s) || s[i] < '0' || s[i] > '9' {
+			return i, false
+		}
+		i = skipDigits(s, i)
+	}
+	return i, true
+}
+
+func skipDigits(s string, i int) int {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}

@@ -1,0 +1,93 @@
+package translate
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// validJSONSeeds cover the grammar at each point where a validator can go
+// wrong: white space, empty and nested containers, every escape, strings
+// around the eight-byte steps, numbers, literals cut short, trailing bytes.
+var validJSONSeeds = []string{
+	``, ` `, `{}`, `[]`, ` { } `, "\t[\r\n]\n", `{`, `}`, `[`, `]`, `{]`, `[}`, `[[]`, `[]]`,
+	`1`, `-`, `-0`, `-01`, `01`, `0.`, `0.5`, `.5`, `1e`, `1e+`, `1E-7`, `1.5e10`, `-1.0E+2`, `1 2`, `1x`,
+	`true`, `tru`, `truex`, `false`, `fals`, `null`, `nul`, `nullnull`, `True`,
+	`""`, `"`, `"abc`, `"a\"b"`, `"\\"`, `"\/\b\f\n\r\t"`, `"\x"`, `"\u00e9"`, `"\u00E9"`, `"\u00g9"`, `"\u12"`, `"\`,
+	"\"a\tb\"", "\"a\x01b\"", "\"\x1f\"", "\"\x7f\"", "\"\xff\xfe\"", "\"é — ☃\"",
+	`"1234567"`, `"12345678"`, `"123456789"`, `"1234567\"90abcdef"`, `"12345678901234\\"`, `"123456789012345\\"`,
+	"\"12345678901234\x00\"", "\"1234567 !#\x1f\"", "\"  !!##  \x20\x21\x23\x5b\x5d\"", "\"\x02\x22", `"abcdefghijklmnopqrstuvwxyz\u0041BCDEFGHIJKLMNOP"`,
+	`{"a":1}`, `{"a":1,}`, `{"a" 1}`, `{"a":}`, `{a:1}`, `{"a":1 "b":2}`, `{"a":1,"b":[1,2,{"c":null}]}`,
+	`[1,]`, `[,1]`, `[1,,2]`, `[1 2]`, `[1,2]`, ` [ 1 , 2 ] `, `{"a":[{"b":[{"c":{}}]}]}`, `{"":""}`,
+	`{"choices":[{"message":{"tool_calls":[{"function":{"name":"x","arguments":"{\"q\":1}"}}]}}]}`,
+	`{"a":1}x`, `{"a":1} `, `{"a":1}}`, `[]{}`,
+}
+
+func TestValidJSONMatchesGJSON(t *testing.T) {
+	for _, s := range validJSONSeeds {
+		if got, want := ValidJSON(s), gjson.Valid(s); got != want {
+			t.Errorf("ValidJSON(%q) = %v, gjson.Valid says %v", s, got, want)
+		}
+	}
+}
+
+// TestValidJSONDeepNesting: nesting is kept on a slice, not the stack, so a
+// body of nothing but brackets is read to its end and answered.
+func TestValidJSONDeepNesting(t *testing.T) {
+	const depth = 1 << 20
+	if ValidJSON(strings.Repeat("[", depth)) {
+		t.Fatal("unclosed brackets are valid")
+	}
+	if !ValidJSON(strings.Repeat("[", depth) + strings.Repeat("]", depth)) {
+		t.Fatal("balanced brackets are not valid")
+	}
+	if !ValidJSON(strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth)) {
+		t.Fatal("nested objects are not valid")
+	}
+	if ValidJSON(strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("]", depth)) {
+		t.Fatal("objects closed by ] are valid")
+	}
+}
+
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range validJSONSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := ValidJSON(s), gjson.Valid(s); got != want {
+			t.Fatalf("ValidJSON(%q) = %v, gjson.Valid says %v", s, got, want)
+		}
+	})
+}
+
+// BenchmarkValidJSON: a JSON reply with tool calls and one with 4 KB of
+// content, against gjson.Valid.
+func BenchmarkValidJSON(b *testing.B) {
+	tools := `{"id":"chatcmpl-9x8Yb2Kq","object":"chat.completion","created":1718000000,"model":"gpt-4o-mini",` +
+		`"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[` +
+		`{"id":"call_Qx1","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"Paris, France\",\"unit\":\"c\"}"}},` +
+		`{"id":"call_Qx2","type":"function","function":{"name":"get_markets","arguments":"{\"limit\":5,\"sort\":\"volume\"}"}}]},` +
+		`"logprobs":null,"finish_reason":"tool_calls"}],` +
+		`"usage":{"prompt_tokens":80,"completion_tokens":40,"total_tokens":120},"system_fingerprint":"fp_0ba0d124f1"}`
+	text := `{"id":"chatcmpl-1","object":"chat.completion","created":1718000000,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"` +
+		strings.Repeat(`The hottest markets right now are the 2028 election (62% for the favourite), \"the Fed cut\" and more.\n`, 40) +
+		`"},"finish_reason":"stop"}],"usage":{"prompt_tokens":48,"completion_tokens":800,"total_tokens":848}}`
+	for _, c := range []struct{ name, doc string }{{"tool_calls", tools}, {"text_4k", text}} {
+		if !ValidJSON(c.doc) || !gjson.Valid(c.doc) {
+			b.Fatalf("%s: not valid", c.name)
+		}
+		b.Run(c.name+"/ValidJSON", func(b *testing.B) {
+			b.SetBytes(int64(len(c.doc)))
+			for b.Loop() {
+				ValidJSON(c.doc)
+			}
+		})
+		b.Run(c.name+"/gjson.Valid", func(b *testing.B) {
+			b.SetBytes(int64(len(c.doc)))
+			for b.Loop() {
+				gjson.Valid(c.doc)
+			}
+		})
+	}
+}
