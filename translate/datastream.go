@@ -490,8 +490,6 @@ func (c *convCore) text(raw string) (string, bool) {
 	return unsafeString(c.str), true
 }
 
-func isJSONSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
-
 func trimJSONSpace(s string) string {
 	for len(s) > 0 && isJSONSpace(s[0]) {
 		s = s[1:]

@@ -17,14 +17,14 @@ func ValidJSON(s string) bool {
 	i := 0
 	var ok bool
 value: // a value must start here
-	i = skipWhite(s, i)
+	i = walkSpace(s, i)
 	if i >= len(s) {
 		return false
 	}
 	switch c := s[i]; c {
 	case '{', '[':
 		// Each closes with the byte two above it: '}' and ']'.
-		i = skipWhite(s, i+1)
+		i = walkSpace(s, i+1)
 		if i < len(s) && s[i] == c+2 {
 			i++
 			goto after
@@ -61,7 +61,7 @@ value: // a value must start here
 		return false
 	}
 after: // a value ended just before i
-	i = skipWhite(s, i)
+	i = walkSpace(s, i)
 	if len(open) == 0 {
 		return i == len(s)
 	}
@@ -82,28 +82,19 @@ after: // a value ended just before i
 	}
 	return false
 member: // a key, its colon, then its value
-	i = skipWhite(s, i)
+	i = walkSpace(s, i)
 	if i >= len(s) || s[i] != '"' {
 		return false
 	}
 	if i, ok = validString(s, i+1); !ok {
 		return false
 	}
-	i = skipWhite(s, i)
+	i = walkSpace(s, i)
 	if i >= len(s) || s[i] != ':' {
 		return false
 	}
 	i++
 	goto value
-}
-
-// skipWhite returns the index of the first byte from i that is not JSON
-// white space.
-func skipWhite(s string, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t') {
-		i++
-	}
-	return i
 }
 
 // validString checks the string whose content starts at s[i] (just past its

@@ -13,10 +13,13 @@ import "strings"
 // documents without \u escapes (the callers check); other escapes cannot
 // spell the keys looked for.
 
+// isJSONSpace reports JSON's insignificant white space.
+func isJSONSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
+
 // walkSpace returns the index of the first byte from i that is not JSON
 // white space.
 func walkSpace(s string, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t') {
+	for i < len(s) && isJSONSpace(s[i]) {
 		i++
 	}
 	return i

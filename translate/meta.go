@@ -355,7 +355,7 @@ func hasSpaceOutsideStrings(raw []byte) bool {
 			i++
 		case c == '"':
 			in = !in
-		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+		case !in && isJSONSpace(c):
 			return true
 		}
 	}

@@ -153,9 +153,6 @@ func prependSystemMessage(raw, text string) []byte {
 	return append(dst, rest...)
 }
 
-// isReplySpace reports JSON's insignificant white space.
-func isReplySpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
 // SplitStructuredReply splits a whole structured reply: ok when content,
 // after leading and trailing white space, is a JSON object with a string
 // "reply". metadata is the compact structured_metadata object of SPEC 7:
@@ -361,7 +358,7 @@ func (d *ReplyStream) Feed(delta string) string {
 		return delta
 	case rsUndecided:
 		i := 0
-		for i < len(delta) && isReplySpace(delta[i]) {
+		for i < len(delta) && isJSONSpace(delta[i]) {
 			i++
 		}
 		if i == len(delta) {
@@ -495,7 +492,7 @@ func (d *ReplyStream) scan(s string, i int) string {
 		switch d.state {
 		case rsExpectKey:
 			switch {
-			case isReplySpace(c):
+			case isJSONSpace(c):
 			case c == '"':
 				d.state, d.klen = rsKey, 0
 				d.startString()
@@ -512,7 +509,7 @@ func (d *ReplyStream) scan(s string, i int) string {
 			}
 		case rsColon:
 			switch {
-			case isReplySpace(c):
+			case isJSONSpace(c):
 			case c == ':':
 				d.state = rsValue
 			default:
@@ -521,7 +518,7 @@ func (d *ReplyStream) scan(s string, i int) string {
 			i++
 		case rsValue:
 			switch {
-			case isReplySpace(c):
+			case isJSONSpace(c):
 			case c == '"':
 				if d.isReplyKey() { // the first: rsReply ends in rsDone
 					d.state = rsReply
@@ -550,13 +547,13 @@ func (d *ReplyStream) scan(s string, i int) string {
 				d.state = rsExpectKey
 			case c == '}':
 				d.state = rsDone
-			case isReplySpace(c):
+			case isJSONSpace(c):
 				d.state = rsAfterValue
 			}
 			i++
 		case rsAfterValue:
 			switch {
-			case isReplySpace(c):
+			case isJSONSpace(c):
 			case c == ',':
 				d.state = rsExpectKey
 			case c == '}':
