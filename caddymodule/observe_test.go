@@ -16,6 +16,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -131,6 +133,18 @@ http://%s {
 	must(t, err, "adapting")
 	must(t, caddy.Load(cfg, true), "loading")
 
+	// The counters as the vectors hold them (the module keeps its own
+	// handles to them, looked up once per label set): each request counts
+	// once, under its own mode and format.
+	counter := func(c prometheus.Counter) float64 {
+		var m dto.Metric
+		must(t, c.Write(&m), "reading a counter")
+		return m.GetCounter().GetValue()
+	}
+	jsonReqs, sseReqs := metrics.requests.WithLabelValues("json", "json"), metrics.requests.WithLabelValues("stream", "sse")
+	jsonEvents, sseEvents := metrics.events.WithLabelValues("json"), metrics.events.WithLabelValues("sse")
+	jsonReqs0, sseReqs0, jsonEvents0, sseEvents0 := counter(jsonReqs), counter(sseReqs), counter(jsonEvents), counter(sseEvents)
+
 	post := func(body string) *http.Response {
 		req, _ := http.NewRequest("POST", "http://"+addr+"/v1/chat/completions", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -162,6 +176,21 @@ http://%s {
 	if len(entries) < 2 {
 		t.Fatalf("access log has %d lines, want 2", len(entries))
 	}
+	// Both requests have ended (their access log lines are written after
+	// the handlers return), so their metrics are counted.
+	if got := counter(jsonReqs) - jsonReqs0; got != 1 {
+		t.Errorf("requests_total{mode=json,format=json} grew by %v, want 1", got)
+	}
+	if got := counter(sseReqs) - sseReqs0; got != 1 {
+		t.Errorf("requests_total{mode=stream,format=sse} grew by %v, want 1", got)
+	}
+	if got := counter(jsonEvents) - jsonEvents0; got != 1 {
+		t.Errorf("events_total{format=json} grew by %v, want 1 (the reply)", got)
+	}
+	if got := counter(sseEvents) - sseEvents0; got < 1 {
+		t.Errorf("events_total{format=sse} grew by %v, want the stream's events", got)
+	}
+
 	if entries[0]["llm_tools"] != "launcher,calculator" || entries[0]["llm_format"] != "json" {
 		t.Errorf("first access log line: llm_tools=%v llm_format=%v", entries[0]["llm_tools"], entries[0]["llm_format"])
 	}
