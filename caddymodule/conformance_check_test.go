@@ -141,10 +141,16 @@ func parseClientEvents(body []byte) []clientEvent {
 	return events
 }
 
+// streamContent joins the reply text over all events, as the conformance
+// README says: choice 0's delta.content of chat chunks, the delta of
+// Responses response.output_text.delta events, and the delta.text of
+// Anthropic content_block_delta events with a text_delta.
 func streamContent(events []clientEvent) string {
 	var b strings.Builder
 	for _, e := range events {
 		var v struct {
+			Type    string          `json:"type"`
+			Delta   json.RawMessage `json:"delta"`
 			Choices []struct {
 				Index *int `json:"index"`
 				Delta struct {
@@ -153,6 +159,23 @@ func streamContent(events []clientEvent) string {
 			} `json:"choices"`
 		}
 		if json.Unmarshal(e.data, &v) != nil {
+			continue
+		}
+		switch v.Type {
+		case "response.output_text.delta":
+			var s string
+			if json.Unmarshal(v.Delta, &s) == nil {
+				b.WriteString(s)
+			}
+			continue
+		case "content_block_delta":
+			var d struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			}
+			if json.Unmarshal(v.Delta, &d) == nil && d.Type == "text_delta" {
+				b.WriteString(d.Text)
+			}
 			continue
 		}
 		for _, c := range v.Choices {
@@ -164,10 +187,14 @@ func streamContent(events []clientEvent) string {
 	return b.String()
 }
 
+// streamMeta is the meta of the last event that has one: its top-level
+// meta, or response.meta in a Responses event.
 func streamMeta(events []clientEvent) []byte {
 	var meta []byte
 	for _, e := range events {
 		if m := jsonField(e.data, "meta"); m != nil {
+			meta = m
+		} else if m := jsonField(jsonField(e.data, "response"), "meta"); m != nil {
 			meta = m
 		}
 	}

@@ -110,7 +110,10 @@ var testClient = &http.Client{
 	Timeout:   60 * time.Second,
 }
 
-func must(t testing.TB, err error, what string, args ...any) {
+func must(t interface {
+	Helper()
+	Fatalf(string, ...any)
+}, err error, what string, args ...any) {
 	t.Helper()
 	if err != nil {
 		t.Fatalf("%s: %v", fmt.Sprintf(what, args...), err)
