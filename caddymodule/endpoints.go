@@ -14,6 +14,8 @@ import (
 var jarvisKeys = []string{"message", "session_id", "task", "model_hint", "image_data_url"}
 
 const (
+	msgNoReply     = "Upstream sent no reply"
+	msgNoTerminal  = "Upstream stream ended before its terminal event"
 	msgInvalidJSON = "Invalid JSON body"
 	msgNoMessage   = "Body must include 'message' (string) or 'messages' (array)."
 	defaultUser    = "jarvis-edge"

@@ -1,6 +1,8 @@
 package caddymodule
 
 import (
+	"github.com/llm-meta/llm_meta/translate"
+
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -29,12 +31,12 @@ var (
 // WithLabelValues hashes the labels and takes a lock on every call. Formats
 // that share a name share the counter.
 var (
-	requestCounters [numModes][numFormats]atomic.Pointer[prometheus.Counter]
-	eventCounters   [numFormats]atomic.Pointer[prometheus.Counter]
+	requestCounters [numModes][translate.NumFormats]atomic.Pointer[prometheus.Counter]
+	eventCounters   [translate.NumFormats]atomic.Pointer[prometheus.Counter]
 )
 
 // requestCounter is the requests counter of mode and format.
-func requestCounter(m mode, f format) prometheus.Counter {
+func requestCounter(m mode, f translate.Format) prometheus.Counter {
 	p := &requestCounters[m][f]
 	if c := p.Load(); c != nil {
 		return *c
@@ -45,7 +47,7 @@ func requestCounter(m mode, f format) prometheus.Counter {
 }
 
 // eventCounter is the events counter of format.
-func eventCounter(f format) prometheus.Counter {
+func eventCounter(f translate.Format) prometheus.Counter {
 	p := &eventCounters[f]
 	if c := p.Load(); c != nil {
 		return *c

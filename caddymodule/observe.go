@@ -85,16 +85,8 @@ func (rw *responseWriter) mode() mode {
 	return modeNone
 }
 
-// replyMeta is the reply's meta once known.
-func (rw *responseWriter) replyMeta() *translate.Meta {
-	if m := rw.x.finalMeta; m != nil {
-		return m
-	}
-	if rw.rewriter != nil {
-		return rw.rewriter.Meta()
-	}
-	return nil
-}
+// replyMeta is the reply's meta as far as it is known.
+func (rw *responseWriter) replyMeta() *translate.Meta { return &rw.x.reply.Meta }
 
 // The placeholders the module answers (SPEC 8).
 const (
@@ -157,6 +149,10 @@ func boxName(s string) any {
 		return "ui_stream"
 	case "sse":
 		return "sse"
+	case "responses":
+		return "responses"
+	case "anthropic":
+		return "anthropic"
 	case "other":
 		return "other"
 	case "undecided":

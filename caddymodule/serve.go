@@ -30,9 +30,10 @@ type exchange struct {
 	structured *translate.ReplyStream
 	wantSplit  bool            // structured mode on (JSON replies split too)
 	meta       translate.Meta  // derived from the request (prompt_trimmed_to)
-	finalMeta  *translate.Meta // the reply's meta once known
-	replyMeta  translate.Meta  // where a JSON reply's meta is built (finalMeta then)
+	reply      translate.Reply // the record of the upstream's reply, whatever its protocol
 	body       bodyReader      // the request body sent upstream, once read
+
+	withholdUsage bool // the client did not ask for the usage chunk the module asked for (SPEC 9.1)
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
@@ -55,6 +56,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	r.Header.Del("Accept-Encoding")
 	if x.runOnce {
 		x.plainText = prefersText(r.Header.Get("Accept"))
+		x.reply.WantContent = true
+		x.reply.MaxContent = int(h.MaxBufferBytes)
 	}
 	if x.wantSplit {
 		x.structured = translate.NewReplyStream(int(h.MaxBufferBytes))
