@@ -55,6 +55,9 @@ func (rw *responseWriter) decide() {
 	if c, ok := translate.ParseCostHeader(rw.Header().Get("X-Litellm-Response-Cost")); ok {
 		x.reply.SetCost(c) // LiteLLM's own figure (SPEC 9.2)
 	}
+	if len(x.h.Prices) > 0 {
+		x.reply.RequestModel = x.requestModel() // for a reply that names no model
+	}
 	rw.format = rw.formatOf(rw.Header())
 	if rw.format.Undecided() {
 		rw.state = stSniff

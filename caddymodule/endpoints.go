@@ -40,6 +40,7 @@ func (h *Handler) prepareEndpoint(w http.ResponseWriter, r *http.Request, x *exc
 	res, _ := translate.RewriteRequest(up, h.reqOpts)
 	x.model = res.Model
 	x.wantSplit = res.Structured
+	x.withholdUsage = res.WithholdUsage
 	x.meta.Merge(&res.Meta)
 	stream := xStream && !runOnceFlag
 	x.runOnce = !stream

@@ -62,6 +62,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if x.wantSplit {
 		x.structured = translate.NewReplyStream(int(h.MaxBufferBytes))
 	}
+	x.reply.Prices = h.Prices
+	x.reply.Timing, x.reply.Start = h.Timing, x.start
 	rw := st.writer(w, r)
 	rw.mapPlaceholders()
 	return rw.serve(next)
@@ -91,19 +93,22 @@ func (h *Handler) prepareRequest(r *http.Request, x *exchange) {
 	if !whole {
 		return
 	}
-	if translate.RequestUnchanged(body, h.reqOpts) {
+	opts := h.reqOpts
+	opts.Kind = translate.RequestKindOf(r.URL.Path, r.Header.Get("Anthropic-Version") != "")
+	if translate.RequestUnchanged(body, opts) {
 		// Nothing to change and no flag: forwarded as it came, and only a
 		// converted stream ever asks for the model (requestModel).
 		x.reqBody = body
 		return
 	}
-	res, ok := translate.RewriteRequest(body, h.reqOpts)
+	res, ok := translate.RewriteRequest(body, opts)
 	if !ok {
 		return
 	}
 	x.model = res.Model
 	x.runOnce = res.RunOnce
 	x.wantSplit = res.Structured
+	x.withholdUsage = res.WithholdUsage
 	x.meta.Merge(&res.Meta)
 	if res.Changed {
 		setBody(r, res.Body, &x.body)

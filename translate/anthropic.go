@@ -29,9 +29,10 @@ func (d *anthropicDialect) object(_, _ []byte, s string, _ uint8) verdict {
 	case "content_block_start":
 		anthropicTool(gjson.Get(s, "content_block"), &rep.Meta)
 	case "content_block_delta":
-		if rep.WantContent {
+		if rep.WantContent || rep.WaitsForText() {
 			delta := gjson.Get(s, "delta")
 			if delta.Get("type").Str == "text_delta" {
+				rep.SawText()
 				if i := gjson.Get(s, "index").Int(); i != d.block {
 					rep.NextPart()
 					d.block = i

@@ -114,9 +114,10 @@ func (c *chatDialect) object(raw, data []byte, s string, keys uint8) verdict {
 			return vOwn
 		}
 	}
-	if rep.WantContent {
+	if rep.WantContent || rep.WaitsForText() {
 		if choice, ok := choiceZero(s); ok {
-			if t := choice.Get("delta.content"); t.Type == gjson.String {
+			if t := choice.Get("delta.content"); t.Type == gjson.String && t.Str != "" {
+				rep.SawText()
 				rep.AddText(t.Str)
 			}
 		}
@@ -144,6 +145,9 @@ func (c *chatDialect) structuredEvent(raw, data []byte) bool {
 		return false
 	}
 	text := r.opts.Structured.Feed(content.Str)
+	if text != "" {
+		r.reply.SawText()
+	}
 	r.reply.AddText(text)
 	if text == content.Str {
 		r.emit(raw)

@@ -2,7 +2,9 @@ package translate
 
 import (
 	"errors"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 )
@@ -37,6 +39,17 @@ type Reply struct {
 	// Terminal is set once the protocol's terminal event came ([DONE], a
 	// Responses terminal event, message_stop) or a JSON reply was read.
 	Terminal bool
+
+	// Prices is the prices table (SPEC 9.2), and RequestModel the model of
+	// the request: the reply's cost comes from them when the upstream
+	// reported none (the reply's own model first).
+	Prices       []Price
+	RequestModel string
+
+	// Timing adds meta.timing (SPEC 9.3), measured from Start.
+	Timing    bool
+	Start     time.Time
+	firstText time.Time
 
 	// WantContent asks the protocol to collect the reply's text (choice 0,
 	// the output text, the text blocks), at most MaxContent bytes.
@@ -104,14 +117,55 @@ func (r *Reply) setModel(model string) {
 }
 
 // Seal writes what the record knows beyond the merged meta into it, once
-// the reply has ended: the usage and the cost the upstream reported.
+// the reply has ended: the usage, and the cost (the upstream's own, else
+// from the prices table).
 func (r *Reply) Seal() {
 	if r.Usage.Known() {
 		r.Meta.Set(KeyUsage, r.Usage.AppendJSON(nil))
+		if !r.HasCost && len(r.Prices) > 0 {
+			model := r.Model
+			if model == "" {
+				model = r.RequestModel
+			}
+			if p, ok := PriceOf(r.Prices, model); ok {
+				r.SetCost(p.Cost(&r.Usage))
+			}
+		}
 	}
 	if r.HasCost {
 		r.Meta.Set(KeyCost, appendCost(nil, r.Cost))
 	}
+	if r.Timing {
+		r.Meta.Set(KeyTiming, r.appendTiming(nil, time.Now()))
+	}
+}
+
+// KeyTiming is the meta key of the module's own timing (SPEC 9.3).
+const KeyTiming = "timing"
+
+// WaitsForText reports whether a protocol should tell the record of the
+// first reply text it reads (SawText): timing is on and none came yet.
+func (r *Reply) WaitsForText() bool { return r.Timing && r.firstText.IsZero() }
+
+// SawText records the moment the first reply text went by.
+func (r *Reply) SawText() {
+	if r.WaitsForText() {
+		r.firstText = time.Now()
+	}
+}
+
+// appendTiming appends {"first_token_ms":N,"total_ms":N}, whole
+// milliseconds from Start; first_token_ms only when text came.
+func (r *Reply) appendTiming(dst []byte, end time.Time) []byte {
+	dst = append(dst, '{')
+	if !r.firstText.IsZero() {
+		dst = append(dst, `"first_token_ms":`...)
+		dst = strconv.AppendInt(dst, r.firstText.Sub(r.Start).Milliseconds(), 10)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"total_ms":`...)
+	dst = strconv.AppendInt(dst, end.Sub(r.Start).Milliseconds(), 10)
+	return append(dst, '}')
 }
 
 // readHead reads what a whole reply object (a Responses object, an

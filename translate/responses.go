@@ -31,6 +31,7 @@ func (d *responsesDialect) object(_, _ []byte, s string, _ uint8) verdict {
 	case t == "response.output_item.added" || t == "response.output_item.done":
 		responsesTool(gjson.Get(s, "item"), &rep.Meta)
 	case t == "response.output_text.delta":
+		rep.SawText()
 		if rep.WantContent {
 			if item := gjson.Get(s, "item_id").Str; item != d.item {
 				if d.item != "" {
