@@ -1,20 +1,21 @@
 package caddymodule
 
 import (
-	"github.com/llm-meta/llm_meta/translate"
-
 	"errors"
 	"sync"
 	"sync/atomic"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/llm-meta/llm_meta/translate"
 )
 
 // The collectors are made once per process and registered with every
 // config's registry (each reload makes a new one), as Caddy's own
-// reverse_proxy metrics are. Labels are low-cardinality: mode, format and
-// reason take a handful of fixed values.
+// reverse_proxy metrics are. Labels are low-cardinality: mode, format,
+// reason and direction take a handful of fixed values; none takes a value
+// a client chooses (no model label).
 var (
 	metricsOnce sync.Once
 	metrics     struct {
@@ -23,6 +24,9 @@ var (
 		finalMeta     prometheus.Counter
 		fallbacks     *prometheus.CounterVec
 		runOnceBytes  prometheus.Histogram
+		inputTokens   prometheus.Counter // tokens_total{direction="input"}
+		outputTokens  prometheus.Counter // tokens_total{direction="output"}
+		cost          prometheus.Counter
 		allCollectors []prometheus.Collector
 	}
 )
@@ -80,7 +84,17 @@ func initMetrics() {
 		Help:    "Size of run-once answers written, in bytes.",
 		Buckets: prometheus.ExponentialBuckets(64, 4, 10),
 	})
-	metrics.allCollectors = []prometheus.Collector{metrics.requests, metrics.events, metrics.finalMeta, metrics.fallbacks, metrics.runOnceBytes}
+	tokens := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: sub, Name: "tokens_total",
+		Help: "Tokens the replies reported in their usage, by direction (input or output).",
+	}, []string{"direction"})
+	metrics.inputTokens = tokens.WithLabelValues("input")
+	metrics.outputTokens = tokens.WithLabelValues("output")
+	metrics.cost = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: sub, Name: "cost_usd_total",
+		Help: "Cost of the replies in US dollars, as reported upstream or computed from the prices table.",
+	})
+	metrics.allCollectors = []prometheus.Collector{metrics.requests, metrics.events, metrics.finalMeta, metrics.fallbacks, metrics.runOnceBytes, tokens, metrics.cost}
 }
 
 // registerMetrics adds the collectors to this config's registry.
