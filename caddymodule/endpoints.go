@@ -4,21 +4,12 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
-
 	"github.com/llm-meta/llm_meta/translate"
 )
 
-// Keys of the edge function's body that are not sent upstream (SPEC 6.2).
-var jarvisKeys = []string{"message", "session_id", "task", "model_hint", "image_data_url"}
-
 const (
-	msgNoReply     = "Upstream sent no reply"
-	msgNoTerminal  = "Upstream stream ended before its terminal event"
-	msgInvalidJSON = "Invalid JSON body"
-	msgNoMessage   = "Body must include 'message' (string) or 'messages' (array)."
-	defaultUser    = "jarvis-edge"
+	msgNoReply    = "Upstream sent no reply"
+	msgNoTerminal = "Upstream stream ended before its terminal event"
 )
 
 // prepareEndpoint turns a request to the run-once or edge endpoint into a
@@ -32,7 +23,7 @@ func (h *Handler) prepareEndpoint(w http.ResponseWriter, r *http.Request, x *exc
 		return true
 	}
 	xStream := edge && r.Header.Get("x-stream") == "true"
-	up, runOnceFlag, err := edgeRequest(body, h.DefaultModel, edge, xStream)
+	up, runOnceFlag, err := translate.EdgeRequest(body, h.DefaultModel, edge, xStream)
 	if err != "" {
 		writeError(w, http.StatusBadRequest, err)
 		return true
@@ -50,136 +41,6 @@ func (h *Handler) prepareEndpoint(w http.ResponseWriter, r *http.Request, x *exc
 	r.URL.Path = h.ChatPath
 	r.URL.RawPath = ""
 	return false
-}
-
-// edgeRequest builds the upstream chat body from the edge function's body.
-// errMsg is set when the body is refused.
-func edgeRequest(body []byte, defaultModel string, edge, xStream bool) (out []byte, runOnce bool, errMsg string) {
-	s := string(body)
-	if !translate.ValidJSON(s) || !gjson.Parse(s).IsObject() {
-		return nil, false, msgInvalidJSON
-	}
-	s = lastCopies(s)
-	root := gjson.Parse(s)
-	msg := root.Get("message")
-	msgs := root.Get("messages")
-	hasMsgs := msgs.IsArray() && len(msgs.Array()) > 0
-	if msg.Type != gjson.String && !hasMsgs {
-		return nil, false, msgNoMessage
-	}
-	runOnce = root.Get("run_once").Type == gjson.True || root.Get("return_final_only").Type == gjson.True
-
-	out = []byte(s)
-	set := func(path string, v any) {
-		if next, err := sjson.SetBytes(out, path, v); err == nil {
-			out = next
-		}
-	}
-	setRaw := func(path string, raw []byte) {
-		if next, err := sjson.SetRawBytes(out, path, raw); err == nil {
-			out = next
-		}
-	}
-	if !hasMsgs {
-		setRaw("messages", append(append([]byte(`[{"role":"user","content":`), translate.JSONString(msg.Str)...), "}]"...))
-	}
-	if !root.Get("user").Exists() {
-		user := defaultUser
-		if sid := root.Get("session_id"); sid.Type == gjson.String && sid.Str != "" {
-			user = sid.Str
-		}
-		set("user", user)
-	}
-	if m := root.Get("model"); !m.Exists() || m.Type == gjson.Null {
-		if defaultModel != "" {
-			set("model", defaultModel)
-		}
-	}
-	if edge {
-		// The edge endpoint streams exactly when x-stream: true asks for it;
-		// the run-once endpoint keeps the body's own stream value.
-		set("stream", xStream && !runOnce)
-	}
-	if img := root.Get("image_data_url"); img.Type == gjson.String {
-		out = withImage(out, img.Str)
-	}
-	for _, k := range jarvisKeys {
-		if next, err := sjson.DeleteBytes(out, k); err == nil {
-			out = next
-		}
-	}
-	return out, runOnce, ""
-}
-
-// edgeReadKeys are the keys of the edge function's body that the module reads
-// or writes.
-var edgeReadKeys = append([]string{"messages", "user", "model", "stream", "run_once", "return_final_only"}, jarvisKeys...)
-
-// lastCopies keeps, of each of edgeReadKeys given more than once, only its
-// last value, as the edge function's JSON.parse reads the body (the
-// lookups and deletions below would otherwise use the first copy and leave
-// the others in what goes upstream).
-func lastCopies(s string) string {
-	var count map[string]int
-	var last map[string]string
-	gjson.Parse(s).ForEach(func(k, v gjson.Result) bool {
-		for _, key := range edgeReadKeys {
-			if k.Str == key {
-				if count == nil {
-					count, last = map[string]int{}, map[string]string{}
-				}
-				count[key]++
-				last[key] = v.Raw
-			}
-		}
-		return true
-	})
-	for k, n := range count {
-		if n < 2 {
-			continue
-		}
-		for ; n > 0; n-- {
-			next, err := sjson.Delete(s, k)
-			if err != nil {
-				return s
-			}
-			s = next
-		}
-		if next, err := sjson.SetRaw(s, k, last[k]); err == nil {
-			s = next
-		}
-	}
-	return s
-}
-
-// withImage makes the last user message multimodal: its text and the image.
-// A message already in parts keeps them, and the image is added after them.
-func withImage(body []byte, url string) []byte {
-	msgs := gjson.GetBytes(body, "messages").Array()
-	image := map[string]any{"type": "image_url", "image_url": map[string]any{"url": url}}
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Get("role").Str != "user" {
-			continue
-		}
-		path := "messages." + strconv.Itoa(i) + ".content"
-		text := msgs[i].Get("content")
-		if text.IsArray() {
-			if next, err := sjson.SetBytes(body, path+".-1", image); err == nil {
-				return next
-			}
-			return body
-		}
-		t := text.Str
-		if text.Type != gjson.String {
-			t = ""
-		}
-		parts := []any{map[string]any{"type": "text", "text": t}, image}
-		if next, err := sjson.SetBytes(body, path, parts); err == nil {
-			return next
-		}
-		return body
-	}
-	return body
 }
 
 // writeError answers an error the module makes, in the edge function's shape.

@@ -15,7 +15,8 @@ type anthropicDialect struct {
 
 func (d *anthropicDialect) doneEvent() verdict { return vForward }
 
-func (d *anthropicDialect) object(_, _ []byte, s string, _ uint8) verdict {
+func (d *anthropicDialect) object(_, _ []byte, s string, keys uint8) verdict {
+	d.w.noteError(s, keys)
 	rep := d.w.reply
 	switch gjson.Get(s, "type").Str {
 	case "message_start":

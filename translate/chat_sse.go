@@ -86,8 +86,12 @@ func (c *chatDialect) object(raw, data []byte, s string, keys uint8) verdict {
 	if keys&(hasToolCall|hasFuncCall) != 0 && keys&hasName != 0 {
 		deltaToolNames(s, keys, rep.Meta.AddTool)
 	}
+	// A chunk that carries choices with an error beside them (OpenRouter's
+	// mid-stream errors) is a chunk: only an event without choices is an
+	// error event here.
 	isError := keys&hasError != 0 && gjson.Get(s, "error").Exists() && !gjson.Get(s, "choices").Exists()
 	if isError {
+		r.noteError(s, keys)
 		r.emit(raw)
 		if r.opts.ErrorsAsContent {
 			msg, _ := rep.Err()
@@ -166,10 +170,10 @@ func (c *chatDialect) structuredEvent(raw, data []byte) bool {
 }
 
 // choiceZero returns choice 0 of a chunk: the element of choices whose index
-// is 0, or that has no index (some providers omit it).
+// is 0, or that has no numeric index (some providers omit it or send null).
 func choiceZero(s string) (choice gjson.Result, ok bool) {
 	gjson.Get(s, "choices").ForEach(func(_, c gjson.Result) bool {
-		if idx := c.Get("index"); !idx.Exists() || (idx.Type == gjson.Number && idx.Num == 0) {
+		if idx := c.Get("index"); idx.Type != gjson.Number || idx.Num == 0 {
 			choice, ok = c, true
 			return false
 		}

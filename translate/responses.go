@@ -24,7 +24,8 @@ func responsesTerminal(t string) bool {
 // The API has no [DONE], but some gateways add one after the terminal event.
 func (d *responsesDialect) doneEvent() verdict { return vForward }
 
-func (d *responsesDialect) object(_, _ []byte, s string, _ uint8) verdict {
+func (d *responsesDialect) object(_, _ []byte, s string, keys uint8) verdict {
+	d.w.noteError(s, keys)
 	rep := d.w.reply
 	t := gjson.Get(s, "type").Str
 	switch {

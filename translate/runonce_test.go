@@ -3,6 +3,7 @@ package translate
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 )
@@ -40,10 +41,25 @@ func TestReplyContentFieldOrder(t *testing.T) {
 	}
 }
 
-// collect runs a chunk stream through a RunOnceCollector in pieces of n bytes.
-func collect(t *testing.T, in string, n, max, maxEvent int) (*RunOnceCollector, error) {
+// collector is the run-once path of a chat stream: the SSE rewriter reading
+// the text into a record that collects at most max bytes of it, writing
+// nowhere.
+type collector struct{ r *SSERewriter }
+
+func newCollector(max, maxEvent int) collector {
+	rep := &Reply{WantContent: true, MaxContent: max}
+	return collector{NewSSERewriter(io.Discard, SSEOptions{MaxEvent: maxEvent, FinalMeta: true, Reply: rep}, nil)}
+}
+
+func (c collector) Write(p []byte) (int, error) { return c.r.Write(p) }
+func (c collector) Close() error                { return c.r.Close() }
+func (c collector) Content() string             { return c.r.Reply().Content() }
+func (c collector) Err() (string, bool)         { return c.r.Reply().Err() }
+
+// collect runs a chunk stream through a collector in pieces of n bytes.
+func collect(t *testing.T, in string, n, max, maxEvent int) (collector, error) {
 	t.Helper()
-	c := NewRunOnceCollector(max, maxEvent)
+	c := newCollector(max, maxEvent)
 	buf := make([]byte, len(in))
 	var werr error
 	for rest := in; len(rest) > 0; {
@@ -67,13 +83,13 @@ func collect(t *testing.T, in string, n, max, maxEvent int) (*RunOnceCollector, 
 	return c, werr
 }
 
-func TestRunOnceCollectorContent(t *testing.T) {
+func TestRunOnceContent(t *testing.T) {
 	in := ": comment\n\n" + roleEv() + contentEv("Hel") + contentEv("lo ") +
 		ev(`{"choices":[{"index":0,"delta":{"reasoning_content":"hidden"}}]}`) +
 		"data: {\"choices\":[{\"index\":0,\ndata: \"delta\":{\"content\":\"wor\"}}]}\r\n\r\n" +
 		ev(`not json`) + ev(`{"choices":[{"index":0,"delta":{"content":null}}]}`) +
 		contentEv("ld") + finishChunkEv("stop") + upMetaEvent(`{"tools_used":["t"]}`) +
-		ev(`{"choices":[],"usage":{"total_tokens":1}}`) + doneEv +
+		ev(`{"choices":[],"usage":{"total_tokens":1}}`) +
 		`data: {"choices":[{"delta":{"content":"!"}}]}` // unterminated: ends at Close
 	for _, n := range chunkSizes() {
 		c, err := collect(t, in, n, 1<<20, 1<<20)
@@ -91,7 +107,7 @@ func TestRunOnceCollectorContent(t *testing.T) {
 
 // With n > 1, each chunk carries one choice with its own index: only
 // choice 0 makes the run-once content.
-func TestRunOnceCollectorChoiceZeroOnly(t *testing.T) {
+func TestRunOnceChoiceZeroOnly(t *testing.T) {
 	in := ev(`{"choices":[{"index":0,"delta":{"content":"A1 "}}]}`) +
 		ev(`{"choices":[{"index":1,"delta":{"content":"B1 "}}]}`) +
 		ev(`{"choices":[{"index":1,"delta":{"content":"B2 "}},{"index":0,"delta":{"content":"A2 "}}]}`) +
@@ -106,7 +122,7 @@ func TestRunOnceCollectorChoiceZeroOnly(t *testing.T) {
 	}
 }
 
-func TestRunOnceCollectorErrors(t *testing.T) {
+func TestRunOnceErrors(t *testing.T) {
 	cases := []struct{ name, in, msg string }{
 		{"message", contentEv("so far") + ev(`{"error":{"message":"Rate limited","type":"rate_limit"}}`), "Rate limited"},
 		{"string", ev(`{"error":"upstream died"}`), "upstream died"},
@@ -137,8 +153,8 @@ func TestRunOnceCollectorErrors(t *testing.T) {
 }
 
 // The message outlives the Write buffer it came in.
-func TestRunOnceCollectorErrorOwnsItsMessage(t *testing.T) {
-	c := NewRunOnceCollector(100, 100)
+func TestRunOnceErrorOwnsItsMessage(t *testing.T) {
+	c := newCollector(100, 100)
 	buf := []byte(ev(`{"error":{"message":"secret"}}`))
 	c.Write(buf)
 	for i := range buf {
@@ -149,7 +165,7 @@ func TestRunOnceCollectorErrorOwnsItsMessage(t *testing.T) {
 	}
 }
 
-func TestRunOnceCollectorLimit(t *testing.T) {
+func TestRunOnceLimit(t *testing.T) {
 	in := contentEv("12345") + contentEv("67890")
 	c, err := collect(t, in, 0, 10, 1<<20)
 	if err != nil || c.Content() != "1234567890" {
@@ -177,7 +193,7 @@ func TestRunOnceCollectorLimit(t *testing.T) {
 	}
 }
 
-func TestRunOnceCollectorOversizeSkipped(t *testing.T) {
+func TestRunOnceOversizeSkipped(t *testing.T) {
 	in := contentEv("a") + contentEv(strings.Repeat("x", 500)) + contentEv("b")
 	for _, n := range chunkSizes() {
 		c, err := collect(t, in, n, 1<<20, 300)
@@ -187,14 +203,13 @@ func TestRunOnceCollectorOversizeSkipped(t *testing.T) {
 	}
 }
 
-// The run-once path: SSERewriter (collecting meta, writing its final meta
-// event) into a RunOnceCollector.
+// The run-once path: the record collects the text and the meta together.
 func TestRunOnceThroughRewriter(t *testing.T) {
 	in := roleEv() + toolEv(0, "calculator") + contentEv("It is ") + contentEv("4.") +
 		ev(`{"meta":{"prompt_trimmed_to":10}}`) + finishChunkEv("stop") + doneEv
 	for _, n := range chunkSizes() {
-		col := NewRunOnceCollector(1<<20, 1<<20)
-		r := NewSSERewriter(col, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true}, nil)
+		col := newCollector(1<<20, 1<<20)
+		r := col.r
 		for rest := in; len(rest) > 0; {
 			k := n
 			if k <= 0 || k > len(rest) {
@@ -206,9 +221,6 @@ func TestRunOnceThroughRewriter(t *testing.T) {
 			rest = rest[k:]
 		}
 		if err := r.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := col.Close(); err != nil {
 			t.Fatal(err)
 		}
 		got := RunOnceJSON(col.Content(), r.Meta(), "")

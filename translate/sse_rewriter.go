@@ -189,11 +189,6 @@ func (r *SSERewriter) Event(raw []byte) {
 	if keys&hasMeta != 0 && r.upstreamMeta(s) {
 		return // withheld: its meta joins the final one
 	}
-	if keys&hasError != 0 {
-		if msg, isErr := errorEvent(s); isErr {
-			r.reply.SetError(msg)
-		}
-	}
 	r.act(raw, r.dialect.object(raw, data, s, keys))
 }
 
@@ -241,6 +236,16 @@ func (r *SSERewriter) end(term []byte) {
 	}
 	r.reply.Seal()
 	r.dialect.end(term)
+}
+
+// noteError records the message of an error event (SPEC 4.3).
+func (r *SSERewriter) noteError(s string, keys uint8) {
+	if keys&hasError == 0 {
+		return
+	}
+	if msg, isErr := errorEvent(s); isErr {
+		r.reply.SetError(msg)
+	}
 }
 
 // errorEvent reads an error event of SPEC 4.3: a data object with an error
