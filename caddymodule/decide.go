@@ -61,9 +61,9 @@ func (rw *responseWriter) decide() {
 	rw.format = rw.formatOf(rw.Header())
 	if rw.format.Undecided() {
 		rw.state = stSniff
-		if rw.format == translate.FormatSniffEvents && !x.h.convert && !x.runOnce && !x.edgeStream {
-			// No conversion can follow: whichever protocol the first event
-			// names, the headers stay the upstream's, so they go now.
+		if rw.format.HeadersSettled(x.h.convert) && !x.runOnce && !x.edgeStream {
+			// Whichever protocol the first event names, the headers stay
+			// the upstream's, so they go now.
 			dropStreamValidators(rw.Header())
 			rw.forwardHeader()
 		}
@@ -76,10 +76,10 @@ func (rw *responseWriter) decide() {
 // start of held (comments, a lone retry:), which do not decide the mode
 // and are not held back (SPEC 4), and returns the rest.
 func (rw *responseWriter) passEventsWithoutData(held []byte) []byte {
-	if rw.format != translate.FormatSniffEvents || rw.x.runOnce || rw.x.edgeStream {
+	if rw.x.runOnce || rw.x.edgeStream {
 		return held
 	}
-	n := translate.LeadingEventsWithoutData(held)
+	n := translate.LeadingEventsWithoutData(rw.format, held)
 	if n == 0 {
 		return held
 	}

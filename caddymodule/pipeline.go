@@ -9,21 +9,16 @@ import (
 	"github.com/llm-meta/llm_meta/translate"
 )
 
-// buildChain makes the streaming pipeline for the format, writing to out:
-// a converter in front for the AI SDK streams, then the SSE rewriter, which
-// forwards each event and reads it into the exchange's reply record in the
-// stream's protocol.
+// buildChain makes the streaming pipeline for the format, writing to out
+// and reading into the exchange's reply record (translate.OpenStream).
 func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) stage {
 	h, x := rw.x.h, rw.x
 	model := x.requestModel()
 	if model == "" {
 		model = "unknown"
 	}
-	protocol := rw.format
-	if protocol.Converted() {
-		protocol = translate.FormatSSE // converters write chat chunks
-	}
-	rw.rewriter = translate.NewSSERewriter(out, translate.SSEOptions{
+	var chain io.WriteCloser
+	chain, rw.rewriter = translate.OpenStream(rw.format, out, translate.SSEOptions{
 		MaxEvent:        int(h.MaxEventBytes),
 		FinalMeta:       h.finalMeta,
 		BareMeta:        h.bareMeta,
@@ -32,26 +27,17 @@ func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) stage 
 		ErrorsAsContent: errorsAsContent,
 		Stats:           &rw.stats,
 		Warn:            h.warn,
-		Protocol:        protocol,
 		Reply:           &x.reply,
 		WithholdUsage:   x.withholdUsage,
 		BeforeEnd:       rw.beforeEnd,
-	}, &x.meta)
-	if !rw.format.Converted() {
-		return rw.rewriter
-	}
-	conv := translate.ConvertOptions{
+	}, translate.ConvertOptions{
 		Model:         x.model,
 		MaxLine:       int(h.MaxEventBytes),
 		HustleSummary: h.hustle,
 		Stats:         &rw.stats,
 		Debug:         h.debug,
-		Reply:         &x.reply,
-	}
-	if rw.format == translate.FormatDataStream {
-		return translate.NewDataStreamConverter(rw.rewriter, conv)
-	}
-	return translate.NewUIStreamConverter(rw.rewriter, conv)
+	}, &x.meta)
+	return chain
 }
 
 // beforeEnd runs when a stream's reply has ended, before its ending is
@@ -126,7 +112,7 @@ func (rw *responseWriter) finish() error {
 			rw.answerJSON(http.StatusBadGateway, translate.RunOnceJSON(rep.Content(), &rep.Meta, msg))
 			return nil
 		}
-		if !rep.Terminal && (rw.format == translate.FormatResponses || rw.format == translate.FormatAnthropic) {
+		if rep.Cut {
 			rw.answerJSON(http.StatusBadGateway, translate.RunOnceJSON(rep.Content(), &rep.Meta, msgNoTerminal))
 			return nil
 		}

@@ -241,10 +241,19 @@ func IsAnthropicEvent(data []byte) bool {
 	return ok && t == "message_start"
 }
 
+// HeadersSettled reports whether an undecided reply's headers are already
+// the ones the client gets, whatever its start turns out to be: an event
+// stream when no conversion can follow (only conversions change headers).
+func (f Format) HeadersSettled(convert bool) bool { return f == FormatSniffEvents && !convert }
+
 // LeadingEventsWithoutData returns the length of the complete events
-// without data (comments, a lone retry:) at the start of an event stream:
-// they do not decide the mode and reach the client at once (SPEC 4).
-func LeadingEventsWithoutData(b []byte) int {
+// without data (comments, a lone retry:) at the start of an undecided event
+// stream: they do not decide the mode and reach the client at once (SPEC
+// 4). For other formats it is 0.
+func LeadingEventsWithoutData(f Format, b []byte) int {
+	if f != FormatSniffEvents {
+		return 0
+	}
 	n := 0
 	for {
 		rest := b[n:]

@@ -39,6 +39,10 @@ type Reply struct {
 	// Terminal is set once the protocol's terminal event came ([DONE], a
 	// Responses terminal event, message_stop) or a JSON reply was read.
 	Terminal bool
+	// Cut is set when a stream whose protocol ends with a terminal event
+	// (Responses, Anthropic) ended without it: a run-once reply of it is
+	// the 502 of a stream cut short (SPEC 6.4).
+	Cut bool
 
 	// Prices is the prices table (SPEC 9.2), and RequestModel the model of
 	// the request: the reply's cost comes from them when the upstream

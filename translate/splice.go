@@ -17,6 +17,7 @@ const ReasonNoTerminalEvent = "no_terminal_event"
 // stream that ended without a terminal event gets no meta.
 func (r *SSERewriter) endSpliced(term []byte, path string) {
 	if term == nil {
+		r.reply.Cut = true
 		if r.opts.Warn != nil {
 			r.opts.Warn(ReasonNoTerminalEvent)
 		}

@@ -3,6 +3,7 @@ package translate
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 )
 
 // Stats counts what one stream processor saw, for the module's log line and
@@ -46,4 +47,25 @@ func NewChatID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return "chatcmpl-" + hex.EncodeToString(b[:])
+}
+
+// OpenStream makes the pipeline that reads a stream of format f and writes
+// what the client gets to out: for the AI SDK streams a converter in front,
+// writing chat chunks; then the SSE rewriter in the stream's protocol. Both
+// read into sse.Reply (conv.Reply is set to it). The rewriter is returned
+// too, for what it knows of the stream.
+func OpenStream(f Format, out io.Writer, sse SSEOptions, conv ConvertOptions, requestMeta *Meta) (io.WriteCloser, *SSERewriter) {
+	sse.Protocol = f
+	if f.Converted() {
+		sse.Protocol = FormatSSE // converters write chat chunks
+	}
+	rw := NewSSERewriter(out, sse, requestMeta)
+	conv.Reply = rw.Reply()
+	switch f {
+	case FormatDataStream:
+		return NewDataStreamConverter(rw, conv), rw
+	case FormatUIStream:
+		return NewUIStreamConverter(rw, conv), rw
+	}
+	return rw, rw
 }
