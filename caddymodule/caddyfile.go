@@ -2,11 +2,14 @@ package caddymodule
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
+	"github.com/llm-meta/llm_meta/translate"
 )
 
 func init() {
@@ -40,6 +43,11 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    structured_output {
 //	        models      <glob...>
 //	        instruction <text>
+//	    }
+//	    stream_usage      on|off
+//	    timing            on|off
+//	    prices {
+//	        <model glob> <input> <output> [<cached input>]   # USD per 1M tokens
 //	    }
 //	}
 //
@@ -103,7 +111,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			default:
 				h.MaxEventBytes = int64(n)
 			}
-		case "final_meta", "hustle_summary", "convert_streams":
+		case "final_meta", "hustle_summary", "convert_streams", "stream_usage", "timing":
 			v, err := oneArg(d)
 			if err != nil {
 				return err
@@ -117,6 +125,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				h.FinalMeta = &b
 			case "hustle_summary":
 				h.HustleSummary = &b
+			case "stream_usage":
+				h.StreamUsage = &b
+			case "timing":
+				h.Timing = b
 			default:
 				h.ConvertStreams = &b
 			}
@@ -131,6 +143,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.MetaEvent = v
 		case "structured_output":
 			if err := h.unmarshalStructured(d); err != nil {
+				return err
+			}
+		case "prices":
+			if err := h.unmarshalPrices(d); err != nil {
 				return err
 			}
 		default:
@@ -164,6 +180,35 @@ func (h *Handler) unmarshalStructured(d *caddyfile.Dispenser) error {
 		default:
 			return d.Errf("unrecognized structured_output subdirective '%s'", d.Val())
 		}
+	}
+	return nil
+}
+
+// unmarshalPrices reads the prices block: one row a line, a model glob
+// then the input, output and (optionally) cached input prices in US
+// dollars per million tokens.
+func (h *Handler) unmarshalPrices(d *caddyfile.Dispenser) error {
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		args := append([]string{d.Val()}, d.RemainingArgs()...)
+		if len(args) != 3 && len(args) != 4 {
+			return d.Errf("prices: %q: want <model glob> <input> <output> [<cached input>]", strings.Join(args, " "))
+		}
+		var usd [3]float64
+		for i, a := range args[1:] {
+			f, err := strconv.ParseFloat(a, 64)
+			if err != nil || f < 0 {
+				return d.Errf("prices: %s: %q is not a price in US dollars per million tokens", args[0], a)
+			}
+			usd[i] = f
+		}
+		p := translate.Price{Model: args[0], Input: usd[0], Output: usd[1]}
+		if len(args) == 4 {
+			p.CachedInput = &usd[2]
+		}
+		h.Prices = append(h.Prices, p)
 	}
 	return nil
 }

@@ -187,6 +187,9 @@ func TestValidateJSON(t *testing.T) {
 		{"negative max_event_bytes", `{"max_event_bytes":-1}`, []string{"max_event_bytes", "-1"}},
 		{"negative max_buffer_bytes", `{"max_buffer_bytes":-1}`, []string{"max_buffer_bytes"}},
 		{"negative max_request_bytes", `{"max_request_bytes":-1}`, []string{"max_request_bytes"}},
+		{"price glob", `{"prices":[{"model":"gpt-[","input":1,"output":1}]}`, []string{"prices[0]", `"gpt-["`, "not a valid glob"}},
+		{"price without model", `{"prices":[{"input":1,"output":1}]}`, []string{"prices[0]", "not a valid glob"}},
+		{"negative price", `{"prices":[{"model":"a","input":1,"output":1},{"model":"b","input":1,"output":1,"cached_input":-1}]}`, []string{"prices[1]", "(b)", "negative"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := loadHandlerJSON(t, tc.cfg)

@@ -67,7 +67,10 @@ func TestConformance(t *testing.T) {
 		t.Fatal("no conformance cases found")
 	}
 	for name := range pending {
-		if !seen[name] {
+		// PENDING names cases of the shared folder too, which a fresh
+		// clone does not have: an unknown name counts only when other
+		// case folders were given.
+		if !seen[name] && len(dirs) > 1 {
 			t.Errorf("PENDING lists %s, which is in none of the case folders: remove it", name)
 		}
 	}

@@ -9,60 +9,15 @@ import (
 	"github.com/llm-meta/llm_meta/translate"
 )
 
-// format is the upstream reply's format (SPEC 4 table).
-type format int
-
-const (
-	fmtNone       format = iota // not inspected
-	fmtJSON                     // application/json, */*+json
-	fmtDataStream               // Vercel AI SDK data stream v1
-	fmtUIStream                 // AI SDK UI message stream
-	fmtSSE                      // OpenAI-style event stream
-	fmtOther                    // anything else
-	fmtSniffPlain               // text/plain: the first line decides
-	fmtSniffSSE                 // text/event-stream: the first event decides
-	numFormats
-)
-
-func (f format) String() string {
-	switch f {
-	case fmtJSON:
-		return "json"
-	case fmtDataStream:
-		return "data_stream"
-	case fmtUIStream:
-		return "ui_stream"
-	case fmtSSE:
-		return "sse"
-	case fmtOther:
-		return "other"
-	case fmtSniffPlain, fmtSniffSSE:
-		return "undecided"
-	}
-	return "none"
-}
-
-// formatOf reads the format from the headers alone.
-func (rw *responseWriter) formatOf(hdr http.Header) format {
+// formatOf reads the format from the headers alone (translate's mode
+// table, SPEC 4).
+func (rw *responseWriter) formatOf(hdr http.Header) translate.Format {
 	mt, _ := parseMediaType(hdr.Get("Content-Type"))
-	convert := rw.x.h.convert
-	switch {
-	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
-		return fmtJSON
-	case convert && strings.EqualFold(hdr.Get("X-Vercel-AI-Data-Stream"), "v1"):
-		return fmtDataStream
-	case mt == "text/event-stream":
-		if convert && strings.EqualFold(hdr.Get("X-Vercel-AI-UI-Message-Stream"), "v1") {
-			return fmtUIStream
-		}
-		if convert {
-			return fmtSniffSSE
-		}
-		return fmtSSE
-	case mt == "text/plain" && convert:
-		return fmtSniffPlain
-	}
-	return fmtOther
+	return translate.DetectHeaders(translate.ReplyHeaders{
+		MediaType:  mt,
+		DataStream: hdr.Get("X-Vercel-AI-Data-Stream"),
+		UIStream:   hdr.Get("X-Vercel-AI-UI-Message-Stream"),
+	}, rw.x.h.convert)
 }
 
 // untouchable reports whether the reply must pass as it came whatever the
@@ -81,6 +36,10 @@ func (rw *responseWriter) untouchable() bool {
 func (rw *responseWriter) decide() {
 	x := rw.x
 	ok := rw.status >= 200 && rw.status < 300
+	if (x.runOnce || x.edgeStream) && (rw.status == http.StatusNoContent || rw.status == http.StatusResetContent) {
+		rw.startBuffer(bufNoReply) // answered with the 502 of SPEC 6.4
+		return
+	}
 	if rw.untouchable() {
 		rw.pass()
 		return
@@ -93,20 +52,48 @@ func (rw *responseWriter) decide() {
 		rw.pass()
 		return
 	}
-	rw.format = rw.formatOf(rw.Header())
-	switch rw.format {
-	case fmtSniffPlain, fmtSniffSSE:
-		rw.state = stSniff
-	default:
-		rw.begin()
+	if c, ok := translate.ParseCostHeader(rw.Header().Get("X-Litellm-Response-Cost")); ok {
+		x.reply.SetCost(c) // LiteLLM's own figure (SPEC 9.2)
 	}
+	if len(x.h.Prices) > 0 {
+		x.reply.RequestModel = x.requestModel() // for a reply that names no model
+	}
+	rw.format = rw.formatOf(rw.Header())
+	if rw.format.Undecided() {
+		rw.state = stSniff
+		if rw.format == translate.FormatSniffEvents && !x.h.convert && !x.runOnce && !x.edgeStream {
+			// No conversion can follow: whichever protocol the first event
+			// names, the headers stay the upstream's, so they go now.
+			dropStreamValidators(rw.Header())
+			rw.forwardHeader()
+		}
+		return
+	}
+	rw.begin()
+}
+
+// passEventsWithoutData forwards the complete events without data at the
+// start of held (comments, a lone retry:), which do not decide the mode
+// and are not held back (SPEC 4), and returns the rest.
+func (rw *responseWriter) passEventsWithoutData(held []byte) []byte {
+	if rw.format != translate.FormatSniffEvents || rw.x.runOnce || rw.x.edgeStream {
+		return held
+	}
+	n := translate.LeadingEventsWithoutData(held)
+	if n == 0 {
+		return held
+	}
+	dropStreamValidators(rw.Header())
+	rw.forwardHeader()
+	rw.writeOut(held[:n])
+	return held[n:]
 }
 
 // begin starts the work for a known format.
 func (rw *responseWriter) begin() {
 	x := rw.x
-	switch rw.format {
-	case fmtJSON:
+	switch {
+	case rw.format == translate.FormatJSON:
 		switch {
 		case x.runOnce:
 			rw.startBuffer(bufRunOnce)
@@ -115,7 +102,7 @@ func (rw *responseWriter) begin() {
 		default:
 			rw.startBuffer(bufJSON)
 		}
-	case fmtDataStream, fmtUIStream, fmtSSE:
+	case rw.format.Stream():
 		if x.runOnce {
 			rw.startCollect()
 		} else {
@@ -158,8 +145,11 @@ func (rw *responseWriter) startBuffer(k bufKind) {
 // complete line or event (SPEC 4 table); at the end of the stream (end
 // true) it decides on what there is. The held bytes then go through.
 func (rw *responseWriter) sniff(end bool) {
-	held := rw.buf.Bytes()
-	f, decided := sniffFormat(rw.format, held, int(rw.x.h.MaxEventBytes), end)
+	held := rw.passEventsWithoutData(rw.buf.Bytes())
+	if len(held) < rw.buf.Len() {
+		rw.buf.Next(rw.buf.Len() - len(held))
+	}
+	f, decided := translate.DetectStart(rw.format, held, int(rw.x.h.MaxEventBytes), end, rw.x.h.convert)
 	if !decided {
 		return
 	}
@@ -180,7 +170,7 @@ func (rw *responseWriter) sniff(end bool) {
 // is (the first write holds the first line or event), and then handles p
 // at once instead of holding a copy of it. It reports whether it decided.
 func (rw *responseWriter) sniffIn(p []byte) bool {
-	f, decided := sniffFormat(rw.format, p, int(rw.x.h.MaxEventBytes), false)
+	f, decided := translate.DetectStart(rw.format, p, int(rw.x.h.MaxEventBytes), false, rw.x.h.convert)
 	if !decided {
 		return false
 	}
@@ -195,96 +185,4 @@ func (rw *responseWriter) sniffIn(p []byte) bool {
 		rw.feed(p)
 	}
 	return true
-}
-
-// sniffFormat looks at the start of a body. decided is false while more
-// bytes are needed.
-func sniffFormat(f format, held []byte, max int, end bool) (format, bool) {
-	if f == fmtSniffPlain || f == fmtSniffSSE {
-		if line, complete := firstLine(held); complete || end {
-			if complete || len(line) > 0 {
-				if translate.IsDataStreamLine(line) {
-					return fmtDataStream, true
-				}
-				if f == fmtSniffPlain {
-					return fmtOther, true
-				}
-			}
-		}
-	}
-	if f == fmtSniffPlain {
-		if end || len(held) > max || !mayBeDataStream(held) {
-			return fmtOther, true
-		}
-		return f, false
-	}
-	// text/event-stream: wait for the first complete event.
-	ev, complete := firstEvent(held)
-	if !complete && !end && len(held) <= max {
-		return f, false
-	}
-	if data, ok, _ := translate.EventData(ev, nil); ok && translate.IsUIStreamEvent(data) {
-		return fmtUIStream, true
-	}
-	return fmtSSE, true
-}
-
-// mayBeDataStream reports whether the start of a text/plain body can still
-// be a data-stream part (^[0-9a-z]: after a BOM and blank lines), so that a
-// plain-text stream is passed on at once rather than held until its first
-// line ends.
-func mayBeDataStream(b []byte) bool {
-	const bom = "\xEF\xBB\xBF"
-	if len(b) < len(bom) && bom[:len(b)] == string(b) {
-		return true // part of a BOM so far
-	}
-	b = bytes.TrimLeft(bytes.TrimPrefix(b, []byte(bom)), "\r\n")
-	if len(b) == 0 {
-		return true
-	}
-	if c := b[0]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z') {
-		return false
-	}
-	return len(b) < 2 || b[1] == ':'
-}
-
-// firstLine returns the first non-empty line and whether it is complete.
-func firstLine(b []byte) ([]byte, bool) {
-	b = bytes.TrimPrefix(b, []byte("\xEF\xBB\xBF"))
-	for len(b) > 0 {
-		i := bytes.IndexAny(b, "\r\n")
-		if i < 0 {
-			return b, false
-		}
-		if i > 0 {
-			return b[:i], true
-		}
-		b = b[1:]
-	}
-	return nil, false
-}
-
-// firstEvent returns the bytes of the first event and whether it is complete.
-type eventGrab struct {
-	ev   []byte
-	done bool
-}
-
-func (g *eventGrab) Event(raw []byte) {
-	if !g.done {
-		// One Feed on a fresh splitter: an event it completes lies in the
-		// fed bytes, so raw stays valid after the call.
-		g.ev, g.done = raw, true
-	}
-}
-func (g *eventGrab) Oversize([]byte, bool) {}
-
-func firstEvent(b []byte) ([]byte, bool) {
-	var g eventGrab
-	s := translate.SSESplitter{Max: len(b) + 1}
-	s.Feed(b, &g)
-	if g.done {
-		return g.ev, true
-	}
-	return b, false
 }

@@ -14,6 +14,8 @@ import (
 var jarvisKeys = []string{"message", "session_id", "task", "model_hint", "image_data_url"}
 
 const (
+	msgNoReply     = "Upstream sent no reply"
+	msgNoTerminal  = "Upstream stream ended before its terminal event"
 	msgInvalidJSON = "Invalid JSON body"
 	msgNoMessage   = "Body must include 'message' (string) or 'messages' (array)."
 	defaultUser    = "jarvis-edge"
@@ -38,6 +40,7 @@ func (h *Handler) prepareEndpoint(w http.ResponseWriter, r *http.Request, x *exc
 	res, _ := translate.RewriteRequest(up, h.reqOpts)
 	x.model = res.Model
 	x.wantSplit = res.Structured
+	x.withholdUsage = res.WithholdUsage
 	x.meta.Merge(&res.Meta)
 	stream := xStream && !runOnceFlag
 	x.runOnce = !stream

@@ -7,12 +7,15 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/llm-meta/llm_meta/translate"
 )
 
 // The collectors are made once per process and registered with every
 // config's registry (each reload makes a new one), as Caddy's own
-// reverse_proxy metrics are. Labels are low-cardinality: mode, format and
-// reason take a handful of fixed values.
+// reverse_proxy metrics are. Labels are low-cardinality: mode, format,
+// reason and direction take a handful of fixed values; none takes a value
+// a client chooses (no model label).
 var (
 	metricsOnce sync.Once
 	metrics     struct {
@@ -21,6 +24,9 @@ var (
 		finalMeta     prometheus.Counter
 		fallbacks     *prometheus.CounterVec
 		runOnceBytes  prometheus.Histogram
+		inputTokens   prometheus.Counter // tokens_total{direction="input"}
+		outputTokens  prometheus.Counter // tokens_total{direction="output"}
+		cost          prometheus.Counter
 		allCollectors []prometheus.Collector
 	}
 )
@@ -29,12 +35,12 @@ var (
 // WithLabelValues hashes the labels and takes a lock on every call. Formats
 // that share a name share the counter.
 var (
-	requestCounters [numModes][numFormats]atomic.Pointer[prometheus.Counter]
-	eventCounters   [numFormats]atomic.Pointer[prometheus.Counter]
+	requestCounters [numModes][translate.NumFormats]atomic.Pointer[prometheus.Counter]
+	eventCounters   [translate.NumFormats]atomic.Pointer[prometheus.Counter]
 )
 
 // requestCounter is the requests counter of mode and format.
-func requestCounter(m mode, f format) prometheus.Counter {
+func requestCounter(m mode, f translate.Format) prometheus.Counter {
 	p := &requestCounters[m][f]
 	if c := p.Load(); c != nil {
 		return *c
@@ -45,7 +51,7 @@ func requestCounter(m mode, f format) prometheus.Counter {
 }
 
 // eventCounter is the events counter of format.
-func eventCounter(f format) prometheus.Counter {
+func eventCounter(f translate.Format) prometheus.Counter {
 	p := &eventCounters[f]
 	if c := p.Load(); c != nil {
 		return *c
@@ -78,7 +84,17 @@ func initMetrics() {
 		Help:    "Size of run-once answers written, in bytes.",
 		Buckets: prometheus.ExponentialBuckets(64, 4, 10),
 	})
-	metrics.allCollectors = []prometheus.Collector{metrics.requests, metrics.events, metrics.finalMeta, metrics.fallbacks, metrics.runOnceBytes}
+	tokens := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: sub, Name: "tokens_total",
+		Help: "Tokens the replies reported in their usage, by direction (input or output).",
+	}, []string{"direction"})
+	metrics.inputTokens = tokens.WithLabelValues("input")
+	metrics.outputTokens = tokens.WithLabelValues("output")
+	metrics.cost = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: sub, Name: "cost_usd_total",
+		Help: "Cost of the replies in US dollars, as reported upstream or computed from the prices table.",
+	})
+	metrics.allCollectors = []prometheus.Collector{metrics.requests, metrics.events, metrics.finalMeta, metrics.fallbacks, metrics.runOnceBytes, tokens, metrics.cost}
 }
 
 // registerMetrics adds the collectors to this config's registry.

@@ -87,12 +87,24 @@ type Handler struct {
 	// Structured output settings. Default: every model ("*").
 	StructuredOutput *StructuredOutput `json:"structured_output,omitempty"`
 
+	// Ask chat-completion streams for their usage (include_usage), and
+	// withhold the usage chunk the client did not ask for. Default true.
+	StreamUsage *bool `json:"stream_usage,omitempty"`
+
+	// Prices per million tokens, for meta.cost_usd when the upstream
+	// reports no cost: the first row whose model glob matches.
+	Prices []translate.Price `json:"prices,omitempty"`
+
+	// Add meta.timing (first_token_ms, total_ms). Default false.
+	Timing bool `json:"timing,omitempty"`
+
 	runOncePath string
 	edgePath    string
 	finalMeta   bool
 	hustle      bool
 	convert     bool
 	bareMeta    bool
+	streamUsage bool
 	reqOpts     translate.RequestOptions
 	logger      *zap.Logger
 	warn        func(reason string) // h.fallback, bound once: a method value allocates each time it is made
@@ -142,6 +154,8 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	h.hustle = boolOr(h.HustleSummary, true)
 	h.convert = boolOr(h.ConvertStreams, true)
 	h.bareMeta = h.MetaEvent == MetaEventBare
+	// With final_meta off nothing is withheld, so nothing is asked for.
+	h.streamUsage = boolOr(h.StreamUsage, true) && h.finalMeta
 	models := []string{"*"}
 	var instruction string
 	if h.StructuredOutput != nil {
@@ -154,6 +168,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		StructuredModels: models,
 		Instruction:      instruction,
 		MaxPromptChars:   h.MaxPromptChars,
+		StreamUsage:      h.streamUsage,
 	}
 	return nil
 }
@@ -185,6 +200,14 @@ func (h *Handler) Validate() error {
 	for _, g := range h.reqOpts.StructuredModels {
 		if !translate.ValidGlob(g) {
 			return fmt.Errorf("llm_meta: structured_output model pattern %q is not a valid glob", g)
+		}
+	}
+	for i, p := range h.Prices {
+		if !translate.ValidGlob(p.Model) || p.Model == "" {
+			return fmt.Errorf("llm_meta: prices[%d]: model pattern %q is not a valid glob", i, p.Model)
+		}
+		if p.Input < 0 || p.Output < 0 || p.CachedInput != nil && *p.CachedInput < 0 {
+			return fmt.Errorf("llm_meta: prices[%d] (%s): prices must not be negative", i, p.Model)
 		}
 	}
 	return nil

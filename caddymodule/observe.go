@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -85,22 +86,17 @@ func (rw *responseWriter) mode() mode {
 	return modeNone
 }
 
-// replyMeta is the reply's meta once known.
-func (rw *responseWriter) replyMeta() *translate.Meta {
-	if m := rw.x.finalMeta; m != nil {
-		return m
-	}
-	if rw.rewriter != nil {
-		return rw.rewriter.Meta()
-	}
-	return nil
-}
+// replyMeta is the reply's meta as far as it is known.
+func (rw *responseWriter) replyMeta() *translate.Meta { return &rw.x.reply.Meta }
 
 // The placeholders the module answers (SPEC 8).
 const (
 	phMode  = "http.llm_meta.mode"
 	phFmt   = "http.llm_meta.format"
 	phTools = "http.llm_meta.tools_used"
+	phIn    = "http.llm_meta.input_tokens"
+	phOut   = "http.llm_meta.output_tokens"
+	phCost  = "http.llm_meta.cost_usd"
 )
 
 // placeholder answers the module's placeholders from the state of the
@@ -117,6 +113,18 @@ func (rw *responseWriter) placeholder(key string) (any, bool) {
 	case phTools:
 		if m := rw.replyMeta(); m != nil {
 			return m.ToolsJoined(), true
+		}
+		return "", true
+	case phIn, phOut, phCost:
+		// Empty when unknown (SPEC 9.4).
+		rep := &rw.x.reply
+		switch {
+		case key == phCost && rep.HasCost:
+			return strconv.FormatFloat(rep.Cost, 'f', -1, 64), true
+		case key == phIn && rep.Usage.Known():
+			return rep.Usage.Input, true
+		case key == phOut && rep.Usage.Known():
+			return rep.Usage.Output, true
 		}
 		return "", true
 	}
@@ -157,6 +165,10 @@ func boxName(s string) any {
 		return "ui_stream"
 	case "sse":
 		return "sse"
+	case "responses":
+		return "responses"
+	case "anthropic":
+		return "anthropic"
 	case "other":
 		return "other"
 	case "undecided":
@@ -184,6 +196,13 @@ func (rw *responseWriter) logDone() {
 		}
 		if rw.stats.FinalMeta > 0 {
 			metrics.finalMeta.Add(float64(rw.stats.FinalMeta))
+		}
+		if rep := &rw.x.reply; rep.Usage.Known() {
+			metrics.inputTokens.Add(float64(rep.Usage.Input))
+			metrics.outputTokens.Add(float64(rep.Usage.Output))
+		}
+		if rep := &rw.x.reply; rep.HasCost {
+			metrics.cost.Add(rep.Cost)
 		}
 	}
 	if h.logger == nil {

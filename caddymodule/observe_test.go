@@ -104,11 +104,13 @@ func TestPlaceholdersInHeaderAndLogAppend(t *testing.T) {
 		body, _ := io.ReadAll(r.Body)
 		if strings.Contains(string(body), `"stream":true`) {
 			w.Header().Set("Content-Type", "text/event-stream")
-			io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"t","type":"function","function":{"name":"websearch","arguments":""}}]},"finish_reason":null}]}`+"\n\ndata: [DONE]\n\n")
+			io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"t","type":"function","function":{"name":"websearch","arguments":""}}]},"finish_reason":null}]}`+"\n\n"+
+				`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}`+"\n\ndata: [DONE]\n\n")
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"ok","tool_calls":[{"id":"a","type":"function","function":{"name":"launcher","arguments":"{}"}},{"id":"b","type":"function","function":{"name":"calculator","arguments":"{}"}}]}}]}`)
+		w.Header().Set("X-Litellm-Response-Cost", "0.0125")
+		io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"ok","tool_calls":[{"id":"a","type":"function","function":{"name":"launcher","arguments":"{}"}},{"id":"b","type":"function","function":{"name":"calculator","arguments":"{}"}}]}}],"usage":{"prompt_tokens":40,"completion_tokens":2,"total_tokens":42}}`)
 	}))
 	defer up.Close()
 	logFile := filepath.Join(t.TempDir(), "access.log")
@@ -126,7 +128,14 @@ http://%s {
 	header >X-LLM-Tools {http.llm_meta.tools_used}
 	log_append llm_tools {http.llm_meta.tools_used}
 	log_append llm_format {http.llm_meta.format}
-	llm_meta
+	log_append llm_in {http.llm_meta.input_tokens}
+	log_append llm_out {http.llm_meta.output_tokens}
+	log_append llm_cost {http.llm_meta.cost_usd}
+	llm_meta {
+		prices {
+			m 1 2
+		}
+	}
 	reverse_proxy %s
 }`, addr, logFile, up.Listener.Addr().String())
 	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(caddyfile), nil)
@@ -144,6 +153,7 @@ http://%s {
 	jsonReqs, sseReqs := metrics.requests.WithLabelValues("json", "json"), metrics.requests.WithLabelValues("stream", "sse")
 	jsonEvents, sseEvents := metrics.events.WithLabelValues("json"), metrics.events.WithLabelValues("sse")
 	jsonReqs0, sseReqs0, jsonEvents0, sseEvents0 := counter(jsonReqs), counter(sseReqs), counter(jsonEvents), counter(sseEvents)
+	in0, out0, cost0 := counter(metrics.inputTokens), counter(metrics.outputTokens), counter(metrics.cost)
 
 	post := func(body string) *http.Response {
 		req, _ := http.NewRequest("POST", "http://"+addr+"/v1/chat/completions", strings.NewReader(body))
@@ -191,6 +201,27 @@ http://%s {
 		t.Errorf("events_total{format=sse} grew by %v, want the stream's events", got)
 	}
 
+	// Tokens and cost (SPEC 9.4): the JSON reply's cost is LiteLLM's header;
+	// the stream's comes from the prices table, (7×1 + 3×2) / 1e6.
+	if got := counter(metrics.inputTokens) - in0; got != 47 {
+		t.Errorf("tokens_total{direction=input} grew by %v, want 40+7", got)
+	}
+	if got := counter(metrics.outputTokens) - out0; got != 5 {
+		t.Errorf("tokens_total{direction=output} grew by %v, want 2+3", got)
+	}
+	if got := counter(metrics.cost) - cost0; got < 0.012513-1e-12 || got > 0.012513+1e-12 {
+		t.Errorf("cost_usd_total grew by %v, want 0.0125 + 0.000013", got)
+	}
+	for i, want := range []map[string]any{
+		{"llm_in": float64(40), "llm_out": float64(2), "llm_cost": "0.0125"},
+		{"llm_in": float64(7), "llm_out": float64(3), "llm_cost": "0.000013"},
+	} {
+		for k, v := range want {
+			if entries[i][k] != v {
+				t.Errorf("access log line %d: %s = %#v, want %#v", i, k, entries[i][k], v)
+			}
+		}
+	}
 	if entries[0]["llm_tools"] != "launcher,calculator" || entries[0]["llm_format"] != "json" {
 		t.Errorf("first access log line: llm_tools=%v llm_format=%v", entries[0]["llm_tools"], entries[0]["llm_format"])
 	}

@@ -9,14 +9,19 @@ import (
 	"github.com/llm-meta/llm_meta/translate"
 )
 
-// buildChain makes the streaming pipeline for the format, writing OpenAI
-// events to out: converter (for Vercel AI SDK streams), then the SSE
-// rewriter that collects meta and writes the final meta event.
+// buildChain makes the streaming pipeline for the format, writing to out:
+// a converter in front for the AI SDK streams, then the SSE rewriter, which
+// forwards each event and reads it into the exchange's reply record in the
+// stream's protocol.
 func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) stage {
 	h, x := rw.x.h, rw.x
 	model := x.requestModel()
 	if model == "" {
 		model = "unknown"
+	}
+	protocol := rw.format
+	if protocol.Converted() {
+		protocol = translate.FormatSSE // converters write chat chunks
 	}
 	rw.rewriter = translate.NewSSERewriter(out, translate.SSEOptions{
 		MaxEvent:        int(h.MaxEventBytes),
@@ -27,35 +32,55 @@ func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) stage 
 		ErrorsAsContent: errorsAsContent,
 		Stats:           &rw.stats,
 		Warn:            h.warn,
+		Protocol:        protocol,
+		Reply:           &x.reply,
+		WithholdUsage:   x.withholdUsage,
+		BeforeEnd:       rw.beforeEnd,
 	}, &x.meta)
+	if !rw.format.Converted() {
+		return rw.rewriter
+	}
 	conv := translate.ConvertOptions{
 		Model:         x.model,
 		MaxLine:       int(h.MaxEventBytes),
 		HustleSummary: h.hustle,
 		Stats:         &rw.stats,
 		Debug:         h.debug,
+		Reply:         &x.reply,
 	}
-	switch rw.format {
-	case fmtDataStream:
+	if rw.format == translate.FormatDataStream {
 		return translate.NewDataStreamConverter(rw.rewriter, conv)
-	case fmtUIStream:
-		return translate.NewUIStreamConverter(rw.rewriter, conv)
 	}
-	return rw.rewriter
+	return translate.NewUIStreamConverter(rw.rewriter, conv)
+}
+
+// beforeEnd runs when a stream's reply has ended, before its ending is
+// written: what has gone downstream is flushed first, so that only the
+// ending waits for what runs here.
+func (rw *responseWriter) beforeEnd(*translate.Reply) {
+	if rw.state == stStream {
+		rw.flushIfProduced()
+	}
 }
 
 // startStream begins rewriting a stream to the client.
 func (rw *responseWriter) startStream() {
 	hdr := rw.Header()
-	hdr.Del("Content-Length")
-	hdr.Del("ETag")
-	hdr.Del("Accept-Ranges")
-	if rw.format != fmtSSE || rw.x.edgeStream {
+	dropStreamValidators(hdr)
+	if rw.format.Converted() || rw.x.edgeStream {
 		setStreamHeaders(hdr)
 	}
 	rw.state = stStream
 	rw.chain = rw.buildChain(clientOut{rw}, rw.x.edgeStream)
 	rw.forwardHeader()
+}
+
+// dropStreamValidators removes what describes the upstream's body as a
+// whole from a stream the module rewrites: its length, its validators.
+func dropStreamValidators(hdr http.Header) {
+	hdr.Del("Content-Length")
+	hdr.Del("ETag")
+	hdr.Del("Accept-Ranges")
 }
 
 // setStreamHeaders gives a converted or made-up stream the headers of an
@@ -69,12 +94,11 @@ func setStreamHeaders(hdr http.Header) {
 	hdr.Del("X-Vercel-AI-UI-Message-Stream")
 }
 
-// startCollect begins reading a stream into a run-once reply.
+// startCollect begins reading a stream into a run-once reply: nothing goes
+// downstream; the record collects the text.
 func (rw *responseWriter) startCollect() {
-	h := rw.x.h
 	rw.state = stCollect
-	rw.collector = translate.NewRunOnceCollector(int(h.MaxBufferBytes), int(h.MaxEventBytes))
-	rw.chain = rw.buildChain(rw.collector, false)
+	rw.chain = rw.buildChain(io.Discard, false)
 }
 
 // finish completes the reply once next has returned without error.
@@ -97,12 +121,16 @@ func (rw *responseWriter) finish() error {
 			rw.runOnceTooLarge()
 			return nil
 		}
-		meta := rw.rewriter.Meta()
-		if msg, bad := rw.collector.Err(); bad {
-			rw.answerJSON(http.StatusBadGateway, translate.RunOnceJSON(rw.collector.Content(), meta, msg))
+		rep := &rw.x.reply
+		if msg, bad := rep.Err(); bad {
+			rw.answerJSON(http.StatusBadGateway, translate.RunOnceJSON(rep.Content(), &rep.Meta, msg))
 			return nil
 		}
-		rw.answerRunOnce(rw.collector.Content(), meta)
+		if !rep.Terminal && (rw.format == translate.FormatResponses || rw.format == translate.FormatAnthropic) {
+			rw.answerJSON(http.StatusBadGateway, translate.RunOnceJSON(rep.Content(), &rep.Meta, msgNoTerminal))
+			return nil
+		}
+		rw.answerRunOnce(rep.Content(), &rep.Meta)
 	case stBuffer:
 		rw.finishBuffered()
 	}
@@ -116,8 +144,11 @@ func (rw *responseWriter) finishBuffered() {
 	switch rw.kind {
 	case bufUpstreamErr:
 		rw.answerJSON(http.StatusBadGateway, translate.ErrorJSON(translate.UpstreamErrorMessage(body, statusText(rw.status))))
+	case bufNoReply:
+		rw.answerJSON(http.StatusBadGateway, translate.ErrorJSON(msgNoReply))
 	case bufRunOnceText:
-		rw.answerRunOnce(string(body), &x.meta)
+		x.reply.Meta.Merge(&x.meta)
+		rw.answerRunOnce(string(body), &x.reply.Meta)
 	case bufJSON, bufRunOnce, bufEdgeJSON:
 		// A pooled buffer for the rewritten reply, when it is forwarded.
 		var outBuf *replyBuf
@@ -132,7 +163,7 @@ func (rw *responseWriter) finishBuffered() {
 			Warn:        x.h.warn,
 			ForwardOnly: rw.kind == bufJSON,
 			Buf:         scratch,
-			Meta:        &x.replyMeta,
+			Reply:       &x.reply,
 		})
 		if !ok {
 			if rw.kind == bufJSON {
@@ -140,12 +171,11 @@ func (rw *responseWriter) finishBuffered() {
 				rw.releaseBufs(body, outBuf, scratch)
 				return
 			}
-			meta = &x.meta // not JSON: its text is the content
-			rw.answerContent(string(body), meta, nil)
+			x.reply.Meta.Merge(&x.meta) // not JSON: its text is the content
+			rw.answerContent(string(body), &x.reply.Meta, nil)
 			return
 		}
 		rw.stats.Events = 1
-		rw.x.finalMeta = meta
 		switch rw.kind {
 		case bufJSON:
 			changed := len(out) != len(body) || len(out) > 0 && &out[0] != &body[0]
@@ -157,7 +187,13 @@ func (rw *responseWriter) finishBuffered() {
 			}
 			rw.releaseBufs(body, outBuf, scratch)
 		default:
-			rw.answerContent(translate.ReplyContent(out), meta, out)
+			content, errMsg, isErr := translate.JSONReplyText(out, &x.reply)
+			if isErr {
+				// A 2xx reply that carries only an error (SPEC 6.4).
+				rw.answerJSON(http.StatusBadGateway, translate.ErrorJSON(errMsg))
+				return
+			}
+			rw.answerContent(content, meta, out)
 		}
 	}
 }
@@ -224,7 +260,6 @@ func setContentLength(hdr http.Header, n int) {
 
 // answerRunOnce writes the run-once answer (SPEC 6.1).
 func (rw *responseWriter) answerRunOnce(content string, meta *translate.Meta) {
-	rw.x.finalMeta = meta
 	if rw.x.plainText {
 		hdr := rw.Header()
 		rw.resetHeaders()
@@ -270,9 +305,9 @@ func (rw *responseWriter) runOnceTooLarge() {
 	msg := "Reply larger than max_buffer_bytes (" + strconv.FormatInt(rw.x.h.MaxBufferBytes, 10) + " bytes)"
 	content := ""
 	var meta *translate.Meta
-	if rw.collector != nil {
-		content = rw.collector.Content()
-		meta = rw.rewriter.Meta()
+	if rw.rewriter != nil {
+		content = rw.x.reply.Content()
+		meta = &rw.x.reply.Meta
 	}
 	rw.answerJSON(http.StatusBadGateway, translate.RunOnceJSON(content, meta, msg))
 }
@@ -290,10 +325,11 @@ func (rw *responseWriter) abort() error {
 	case rw.state == stCollect:
 		_ = rw.chain.Close()
 		msg := "Upstream connection failed mid-stream"
-		if m, bad := rw.collector.Err(); bad {
+		rep := &rw.x.reply
+		if m, bad := rep.Err(); bad {
 			msg = m
 		}
-		rw.answerJSON(http.StatusBadGateway, translate.RunOnceJSON(rw.collector.Content(), rw.rewriter.Meta(), msg))
+		rw.answerJSON(http.StatusBadGateway, translate.RunOnceJSON(rep.Content(), &rep.Meta, msg))
 		return nil
 	case rw.state == stBuffer && rw.kind != bufJSON:
 		rw.answerJSON(http.StatusBadGateway, translate.ErrorJSON("Upstream connection failed before the reply was complete"))

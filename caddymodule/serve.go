@@ -30,9 +30,10 @@ type exchange struct {
 	structured *translate.ReplyStream
 	wantSplit  bool            // structured mode on (JSON replies split too)
 	meta       translate.Meta  // derived from the request (prompt_trimmed_to)
-	finalMeta  *translate.Meta // the reply's meta once known
-	replyMeta  translate.Meta  // where a JSON reply's meta is built (finalMeta then)
+	reply      translate.Reply // the record of the upstream's reply, whatever its protocol
 	body       bodyReader      // the request body sent upstream, once read
+
+	withholdUsage bool // the client did not ask for the usage chunk the module asked for (SPEC 9.1)
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
@@ -55,10 +56,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	r.Header.Del("Accept-Encoding")
 	if x.runOnce {
 		x.plainText = prefersText(r.Header.Get("Accept"))
+		x.reply.WantContent = true
+		x.reply.MaxContent = int(h.MaxBufferBytes)
 	}
 	if x.wantSplit {
 		x.structured = translate.NewReplyStream(int(h.MaxBufferBytes))
 	}
+	x.reply.Prices = h.Prices
+	x.reply.Timing, x.reply.Start = h.Timing, x.start
 	rw := st.writer(w, r)
 	rw.mapPlaceholders()
 	return rw.serve(next)
@@ -88,19 +93,22 @@ func (h *Handler) prepareRequest(r *http.Request, x *exchange) {
 	if !whole {
 		return
 	}
-	if translate.RequestUnchanged(body, h.reqOpts) {
+	opts := h.reqOpts
+	opts.Kind = translate.RequestKindOf(r.URL.Path, r.Header.Get("Anthropic-Version") != "")
+	if translate.RequestUnchanged(body, opts) {
 		// Nothing to change and no flag: forwarded as it came, and only a
 		// converted stream ever asks for the model (requestModel).
 		x.reqBody = body
 		return
 	}
-	res, ok := translate.RewriteRequest(body, h.reqOpts)
+	res, ok := translate.RewriteRequest(body, opts)
 	if !ok {
 		return
 	}
 	x.model = res.Model
 	x.runOnce = res.RunOnce
 	x.wantSplit = res.Structured
+	x.withholdUsage = res.WithholdUsage
 	x.meta.Merge(&res.Meta)
 	if res.Changed {
 		setBody(r, res.Body, &x.body)

@@ -36,6 +36,7 @@ const (
 	bufRunOnceText                // run-once reply from a body of no known format
 	bufEdgeJSON                   // edge stream made from a JSON body (SPEC 6.3)
 	bufUpstreamErr                // endpoint or run-once: upstream status outside 2xx
+	bufNoReply                    // endpoint or run-once: upstream 204 or 205
 )
 
 // stage is one step of a streaming pipeline.
@@ -54,15 +55,14 @@ type responseWriter struct {
 
 	state   state
 	status  int
-	format  format
+	format  translate.Format
 	kind    bufKind
 	buf     bytes.Buffer
 	bodyBuf *replyBuf // the pooled memory of buf, for a forwarded JSON reply
 
-	chain     stage // first stage of the pipeline
-	rewriter  *translate.SSERewriter
-	collector *translate.RunOnceCollector
-	stats     translate.Stats
+	chain    stage // first stage of the pipeline
+	rewriter *translate.SSERewriter
+	stats    translate.Stats
 
 	forwarded bool  // the status line went downstream
 	produced  bool  // bytes went downstream since the last flush
@@ -179,7 +179,7 @@ func (rw *responseWriter) Write(p []byte) (int, error) {
 			// else hold it (looking at the same bytes again would not
 			// change the answer).
 			if !rw.sniffIn(p) {
-				rw.buf.Write(p)
+				rw.buf.Write(rw.passEventsWithoutData(p))
 			}
 			break
 		}
@@ -241,6 +241,8 @@ func (rw *responseWriter) bufferBody(p []byte) {
 		if room := int(max) - rw.buf.Len(); room > 0 {
 			rw.buf.Write(p[:room])
 		}
+	case bufNoReply:
+		// A body after 204 or 205 is not read.
 	default:
 		rw.fail(errTooLarge)
 	}

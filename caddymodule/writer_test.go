@@ -803,32 +803,6 @@ func TestPlainTextStreamNotHeld(t *testing.T) {
 	}
 }
 
-// TestMayBeDataStream pins the early decision for text/plain replies.
-func TestMayBeDataStream(t *testing.T) {
-	for in, want := range map[string]bool{
-		"":               true,
-		"\xEF":           true,
-		"\xEF\xBB\xBF":   true,
-		"\n\n":           true,
-		"0":              true,
-		"0:":             true,
-		`0:"Hi"`:         true,
-		"\r\nf:{":        true,
-		"\xEF\xBB\xBF9:": true,
-		"Hello":          false,
-		"h":              true,
-		"hi":             false,
-		"A:":             false,
-		"{":              false,
-		" 0:":            false,
-		"\xEF\xBBx":      false,
-	} {
-		if got := mayBeDataStream([]byte(in)); got != want {
-			t.Errorf("mayBeDataStream(%q) = %v, want %v", in, got, want)
-		}
-	}
-}
-
 // TestLogsCarryNoContent: SPEC 8, the module's log lines (debug included)
 // never carry prompt or reply text, nor header values.
 func TestLogsCarryNoContent(t *testing.T) {

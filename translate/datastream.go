@@ -63,7 +63,7 @@ func NewDataStreamConverter(out io.Writer, opts ConvertOptions) *DataStreamConve
 
 // Meta returns the meta derived so far: tools_used while the stream runs,
 // plus hustle and structured_result once it has ended.
-func (c *DataStreamConverter) Meta() *Meta { return &c.meta }
+func (c *DataStreamConverter) Meta() *Meta { return c.meta }
 
 // Write converts every line p completes. It returns len(p), nil unless the
 // output failed; that error is then returned by every later call.
@@ -301,8 +301,11 @@ type convCore struct {
 	out  io.Writer
 	opts ConvertOptions
 
-	meta   Meta
+	meta   *Meta // the record's, or ownMeta
 	hustle Hustle
+
+	ownMeta   Meta
+	lateUsage []byte // usage that came after the last chunk (UI message-metadata)
 
 	head    ChunkHead
 	id      string // the first message id announced before the first chunk
@@ -318,6 +321,10 @@ type convCore struct {
 func (c *convCore) init(out io.Writer, opts ConvertOptions) {
 	c.out = out
 	c.opts = opts
+	c.meta = &c.ownMeta
+	if opts.Reply != nil {
+		c.meta = &opts.Reply.Meta
+	}
 }
 
 func (c *convCore) count(skipped bool) {
@@ -382,14 +389,25 @@ func (c *convCore) finish(reason string, usage gjson.Result) {
 	c.buf = c.head.AppendFinish(c.buf, mapFinishReason(reason), role, u)
 }
 
-// end writes the meta-only event (when there is meta) and [DONE], once.
+// end completes the meta and writes [DONE], once. With a shared record the
+// meta goes into it (the chunks written so far reach the record's reader
+// first, so that usage that came after the last chunk wins); without one,
+// a meta-only event goes before [DONE].
 func (c *convCore) end() {
 	if c.ended {
 		return
 	}
 	c.ended = true
-	c.hustle.AppendTo(&c.meta, c.opts.HustleSummary)
-	if !c.meta.Empty() {
+	c.hustle.AppendTo(c.meta, c.opts.HustleSummary)
+	if rep := c.opts.Reply; rep != nil {
+		if c.flush() != nil {
+			return
+		}
+		if c.lateUsage != nil {
+			rep.Usage.ReadAISDK(gjson.ParseBytes(c.lateUsage))
+		}
+		c.hustle.usageInto(rep)
+	} else if !c.meta.Empty() {
 		c.scratch = c.meta.AppendJSON(c.scratch[:0])
 		c.buf = AppendBareMeta(c.buf, c.scratch)
 	}

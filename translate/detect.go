@@ -41,7 +41,8 @@ func IsUIStreamEvent(data []byte) bool {
 func isUIPartType(t string) bool {
 	switch t {
 	case "start", "start-step", "text-start", "text-delta", "text-end",
-		"file", "error", "finish", "finish-step", "abort", "message-metadata":
+		"file", "error", "finish", "finish-step", "abort", "message-metadata",
+		"custom", "steering-message", "reset-step":
 		return true
 	}
 	for _, p := range [...]string{"reasoning-", "tool-", "data-", "source-"} {

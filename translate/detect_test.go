@@ -245,12 +245,18 @@ func runConversionCase(t testing.TB, c txtarCase) {
 	}
 	rng := rand.New(rand.NewSource(1))
 	for _, pieces := range []bool{false, true} {
+		// The module's stream: the converter writes chat chunks into the
+		// SSE rewriter, both reading into one record.
 		var out bytes.Buffer
+		var rep Reply
+		rw := NewSSERewriter(&out, SSEOptions{MaxEvent: opts.MaxLine, FinalMeta: true, BareMeta: bare, Model: model, Reply: &rep}, nil)
+		o := opts
+		o.Reply = &rep
 		var w io.WriteCloser
 		if format == "data" {
-			w = NewDataStreamConverter(&out, opts)
+			w = NewDataStreamConverter(rw, o)
 		} else {
-			w = NewUIStreamConverter(&out, opts)
+			w = NewUIStreamConverter(rw, o)
 		}
 		b := []byte(body)
 		for len(b) > 0 {
@@ -266,9 +272,28 @@ func runConversionCase(t testing.TB, c txtarCase) {
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		client := simulateRewriter(t, out.Bytes(), bare)
-		checkClientEvents(t, c, client, pieces)
+		if err := rw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		checkClientEvents(t, c, clientData(t, out.Bytes()), pieces)
 	}
+}
+
+// clientData is the data of each event of a stream the module wrote: one
+// data line each.
+func clientData(t testing.TB, out []byte) []string {
+	t.Helper()
+	var client []string
+	for _, ev := range strings.SplitAfter(string(out), "\n\n") {
+		if ev == "" {
+			continue
+		}
+		if !strings.HasPrefix(ev, "data: ") || strings.Count(ev, "\n") != 2 {
+			t.Fatalf("event is not one data line: %q", ev)
+		}
+		client = append(client, strings.TrimSuffix(ev[len("data: "):], "\n\n"))
+	}
+	return client
 }
 
 func detectFormat(h textproto.MIMEHeader, body string) string {
@@ -300,71 +325,7 @@ func detectFormat(h textproto.MIMEHeader, body string) string {
 	return ""
 }
 
-// simulateRewriter is what the SSE rewriter of SPEC 4.3 does with a
-// converter's output, as far as these cases need it: it withholds meta-only
-// events, merges every meta, and writes the final meta event before [DONE].
-// It returns the data of the events the client gets.
-func simulateRewriter(t testing.TB, out []byte, bare bool) []string {
-	t.Helper()
-	if !bytes.HasSuffix(out, []byte("\n\n")) {
-		t.Fatalf("converter output does not end with a blank line: %q", out)
-	}
-	var client []string
-	var meta Meta
-	var last []byte
-	done := false
-	final := func() {
-		if meta.Empty() {
-			return
-		}
-		m := meta.JSON()
-		var ev []byte
-		if bare {
-			ev = AppendBareMeta(nil, m)
-		} else {
-			h := chunkHeadFrom(last, func() ChunkHead { return NewChunkHead("", 0, "unknown") })
-			ev = h.AppendMeta(nil, m)
-		}
-		client = append(client, strings.TrimSuffix(strings.TrimPrefix(string(ev), "data: "), "\n\n"))
-	}
-	for _, ev := range strings.SplitAfter(string(out), "\n\n") {
-		if ev == "" {
-			continue
-		}
-		if done {
-			t.Fatalf("converter wrote after [DONE]: %q", ev)
-		}
-		if !strings.HasPrefix(ev, "data: ") || strings.Count(ev, "\n") != 2 {
-			t.Fatalf("converter event is not one data line: %q", ev)
-		}
-		data := strings.TrimSuffix(ev[len("data: "):], "\n\n")
-		if data == "[DONE]" {
-			final()
-			client = append(client, data)
-			done = true
-			continue
-		}
-		v := gjson.Parse(data)
-		if !gjson.Valid(data) || !v.IsObject() {
-			t.Fatalf("converter event is not a JSON object: %q", data)
-		}
-		if m := v.Get("meta"); m.IsObject() {
-			meta.MergeJSON([]byte(m.Raw))
-			if len(v.Map()) == 1 {
-				continue // withheld
-			}
-		}
-		if v.Get("object").Str == "chat.completion.chunk" {
-			last = []byte(data)
-		}
-		client = append(client, data)
-	}
-	if !done {
-		t.Fatal("converter output has no [DONE]")
-	}
-	return client
-}
-
+// normalizeEvent is the conformance README's normalised form of an event.
 func normalizeEvent(t testing.TB, data string) string {
 	t.Helper()
 	var v any
@@ -423,6 +384,32 @@ func checkClientEvents(t testing.TB, c txtarCase, client []string, pieces bool) 
 		}
 		if !jsonEqual(got, []byte(strings.TrimSpace(want))) {
 			t.Errorf("%s: meta %s, want %s", run, got, want)
+		}
+	}
+}
+
+// TestMayBeDataStream pins the early decision for text/plain replies.
+func TestMayBeDataStream(t *testing.T) {
+	for in, want := range map[string]bool{
+		"":               true,
+		"\xEF":           true,
+		"\xEF\xBB\xBF":   true,
+		"\n\n":           true,
+		"0":              true,
+		"0:":             true,
+		`0:"Hi"`:         true,
+		"\r\nf:{":        true,
+		"\xEF\xBB\xBF9:": true,
+		"Hello":          false,
+		"h":              true,
+		"hi":             false,
+		"A:":             false,
+		"{":              false,
+		" 0:":            false,
+		"\xEF\xBBx":      false,
+	} {
+		if got := mayBeDataStream([]byte(in)); got != want {
+			t.Errorf("mayBeDataStream(%q) = %v, want %v", in, got, want)
 		}
 	}
 }

@@ -61,31 +61,42 @@ func loadUpstreamFixture(t testing.TB, dir, name string) []byte {
 	return out
 }
 
-// The tools each recorded stream used, worked out by hand from the files
-// (nil: no OpenAI tool calls, so no final meta event).
-var fixtureTools = map[string][]string{
+// The meta each recorded stream gets (tools_used, usage), worked out by
+// hand from the files ("": no OpenAI tool calls and no usage chunk, so no
+// final meta event).
+var fixtureMeta = map[string]string{
 	// Two parallel calls, index 0 then 1; the name only on each first delta.
-	"openai-chat-stream-parallel-tool-calls-usage.sse": {"GetWeatherArgs", "get_stock_price"},
+	"openai-chat-stream-parallel-tool-calls-usage.sse": `{"tools_used":["GetWeatherArgs","get_stock_price"],"usage":{"input_tokens":149,"output_tokens":60,"total_tokens":209,"reasoning_tokens":0}}`,
 	// Anthropic's OpenAI-compatible endpoint: the only call has index 1.
-	"openai-compat-anthropic-tool-call-index1.sse": {"read_file"},
-	// deepseek-reasoner: reasoning, then one call.
-	"deepseek-reasoning-tool-call.chunks.jsonl": {"weather"},
+	"openai-compat-anthropic-tool-call-index1.sse": `{"tools_used":["read_file"]}`,
+	// deepseek-reasoner: reasoning, then one call; cached and reasoning tokens.
+	"deepseek-reasoning-tool-call.chunks.jsonl": `{"tools_used":["weather"],"usage":{"input_tokens":339,"output_tokens":83,"total_tokens":422,"cached_input_tokens":320,"reasoning_tokens":39}}`,
 	// The continuation delta repeats "name":"", which must not be added.
-	"mistral-glm-tool-call-deltas.chunks.jsonl": {"webSearchTool"},
+	"mistral-glm-tool-call-deltas.chunks.jsonl": `{"tools_used":["webSearchTool"],"usage":{"input_tokens":171,"output_tokens":14,"total_tokens":185,"cached_input_tokens":128}}`,
 
-	"openai-chat-stream-refusal-usage.sse":                nil,
-	"openai-chat-stream-length-usage.sse":                 nil,
-	"openai-chat-stream-json-schema-usage.sse":            nil,
-	"azure-openai-prompt-filter-first-chunk.chunks.jsonl": nil,
-	"openai-responses-error.chunks.jsonl":                 nil,
-	// Native formats: tool use is not in choices[*].delta.tool_calls.
-	"anthropic-messages-tool-use.sse":               nil,
-	"gemini-stream-basic-crlf.sse":                  nil,
-	"gemini-stream-thinking-function-call-crlf.sse": nil,
-	"gemini-vertex-stream-error-mid-stream.sse":     nil,
+	"openai-chat-stream-refusal-usage.sse":                `{"usage":{"input_tokens":79,"output_tokens":11,"total_tokens":90,"reasoning_tokens":0}}`,
+	"openai-chat-stream-length-usage.sse":                 `{"usage":{"input_tokens":79,"output_tokens":1,"total_tokens":80,"reasoning_tokens":0}}`,
+	"openai-chat-stream-json-schema-usage.sse":            `{"usage":{"input_tokens":79,"output_tokens":14,"total_tokens":93,"reasoning_tokens":0}}`,
+	"azure-openai-prompt-filter-first-chunk.chunks.jsonl": `{"usage":{"input_tokens":15,"output_tokens":78,"total_tokens":93,"cached_input_tokens":0,"reasoning_tokens":64}}`,
+	"openai-responses-error.chunks.jsonl":                 "",
+	// Native formats read as chat chunks: tool use is not in
+	// choices[*].delta.tool_calls, and their usage is not a chat usage.
+	"anthropic-messages-tool-use.sse":               "",
+	"gemini-stream-basic-crlf.sse":                  "",
+	"gemini-stream-thinking-function-call-crlf.sse": "",
+	"gemini-vertex-stream-error-mid-stream.sse":     "",
 	// Not OpenAI SSE at all: the SSE rewriter must pass them untouched.
-	"vercel-data-stream-v1-tool-call-deltas.txt": nil,
-	"vercel-ui-message-stream-v1-error.sse":      nil,
+	"vercel-data-stream-v1-tool-call-deltas.txt": "",
+	"vercel-ui-message-stream-v1-error.sse":      "",
+}
+
+// fixtureTools is tools_used of a fixture's expected meta.
+func fixtureTools(meta string) []string {
+	var tools []string
+	for _, v := range gjson.Get(meta, "tools_used").Array() {
+		tools = append(tools, v.Str)
+	}
+	return tools
 }
 
 func fixtureNames(t *testing.T, dir string) []string {
@@ -116,14 +127,15 @@ func TestUpstreamFixturesThroughSSERewriter(t *testing.T) {
 	dir := upstreamFixturesDir(t)
 	for _, name := range fixtureNames(t, dir) {
 		t.Run(name, func(t *testing.T) {
-			tools, known := fixtureTools[name]
+			meta, known := fixtureMeta[name]
 			if !known {
-				t.Fatalf("new fixture %s: add its expected tools_used to fixtureTools", name)
+				t.Fatalf("new fixture %s: add its expected meta to fixtureMeta", name)
 			}
+			tools := fixtureTools(meta)
 			in := string(loadUpstreamFixture(t, dir, name))
 			want := in
-			if tools != nil {
-				metaEv := fixtureMetaEvent(t, in, tools)
+			if meta != "" {
+				metaEv := fixtureMetaEvent(t, in, meta)
 				if i := doneEventStart(in); i >= 0 {
 					want = in[:i] + metaEv + in[i:]
 				} else {
@@ -143,7 +155,7 @@ func TestUpstreamFixturesThroughSSERewriter(t *testing.T) {
 					t.Fatalf("%s: tools_used %q, want %q", chunkName(n), got, tools)
 				}
 				wantFinal := int64(0)
-				if len(tools) > 0 {
+				if meta != "" {
 					wantFinal = 1
 				}
 				if stats.FinalMeta != wantFinal {
@@ -154,7 +166,7 @@ func TestUpstreamFixturesThroughSSERewriter(t *testing.T) {
 				}
 				// And with the meta event taken out, the upstream's bytes exactly.
 				metas, rest := cutMetaEvents(t, out)
-				if rest != in || len(metas) != min(len(tools), 1) {
+				if rest != in || int64(len(metas)) != wantFinal {
 					t.Fatalf("%s: %d meta events; rest equal to input: %v", chunkName(n), len(metas), rest == in)
 				}
 			}
@@ -173,7 +185,7 @@ func TestUpstreamFixturesMetaOptions(t *testing.T) {
 		t.Fatal("no [DONE] in " + name)
 	}
 	out, _ := rewrite(t, in, 3, SSEOptions{FinalMeta: true, BareMeta: true}, nil)
-	if want := in[:i] + `data: {"meta":{"tools_used":["GetWeatherArgs","get_stock_price"]}}` + "\n\n" + in[i:]; out != want {
+	if want := in[:i] + `data: {"meta":` + fixtureMeta[name] + "}\n\n" + in[i:]; out != want {
 		t.Fatalf("bare:\n%s", firstDiff(out, want))
 	}
 	if out, _ := rewrite(t, in, 5, SSEOptions{}, nil); out != in {
@@ -183,7 +195,7 @@ func TestUpstreamFixturesMetaOptions(t *testing.T) {
 
 // fixtureMetaEvent builds the expected final meta event: a chunk with the
 // id, created and model of the stream's last chunk, as written there.
-func fixtureMetaEvent(t *testing.T, in string, tools []string) string {
+func fixtureMetaEvent(t *testing.T, in string, meta string) string {
 	t.Helper()
 	var last []byte
 	for _, e := range wholeEvents([]byte(in)) {
@@ -196,15 +208,6 @@ func fixtureMetaEvent(t *testing.T, in string, tools []string) string {
 	if res[0].Type != gjson.String || res[1].Type != gjson.Number || res[2].Type != gjson.String {
 		t.Fatalf("last chunk has no id/created/model: %s", last)
 	}
-	var meta []byte
-	meta = append(meta, `{"tools_used":[`...)
-	for i, n := range tools {
-		if i > 0 {
-			meta = append(meta, ',')
-		}
-		meta = appendJSONString(meta, n)
-	}
-	meta = append(meta, "]}"...)
 	return `data: {"id":` + res[0].Raw + `,"object":"chat.completion.chunk","created":` + res[1].Raw + `,"model":` + res[2].Raw + `,"choices":[],"meta":` + string(meta) + "}\n\n"
 }
 

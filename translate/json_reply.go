@@ -26,10 +26,11 @@ type JSONOptions struct {
 	// Buf[:0]), so that a caller can use a buffer again; out then shares
 	// its memory.
 	Buf []byte
-	// Meta, when set, is an empty Meta the reply's meta is built in and
-	// returned as, so that a caller can keep it where it likes (a new one
+	// Reply, when set, is the empty record the reply is read into (its
+	// meta is the one returned, its usage, cost, id and model are the
+	// reply's), so that a caller can keep it where it likes (a new one
 	// otherwise).
-	Meta *Meta
+	Reply *Reply
 }
 
 // RewriteJSONReply applies SPEC 4.2 to a whole JSON reply: meta from every
@@ -47,18 +48,26 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 	keys := scanKeys(body)
 	escaped := bytes.Contains(body, unicodeEscape)
 	if escaped {
-		keys = hasMeta | hasToolCall | hasFuncCall
+		keys = hasMeta | hasToolCall | hasFuncCall | hasUsage
 	}
-	if opts.ForwardOnly && keys&(hasMeta|hasToolCall|hasFuncCall) == 0 && !opts.Structured && (extra == nil || extra.Empty()) {
+	rep := opts.newReply()
+	if opts.ForwardOnly && keys&(hasMeta|hasToolCall|hasFuncCall|hasUsage) == 0 && !opts.Structured &&
+		(extra == nil || extra.Empty()) && !rep.HasCost && !mayHoldToolItems(body) {
 		// Nothing can change: valid or not, the body goes as it came.
-		return body, opts.newMeta(), true
+		return body, &rep.Meta, true
 	}
 	s := unsafeString(body)
 	root, isObj := jsonObject(s)
 	if !isObj {
 		return body, nil, false
 	}
-	meta = opts.newMeta()
+	rep.Terminal = true
+	if p := jsonProtocolOf(root); p != nil {
+		return rewriteTopLevelMeta(body, root, rep, extra, p, opts), &rep.Meta, true
+	}
+	rep.setID(root.Get("id").Str)
+	rep.setModel(root.Get("model").Str)
+	meta = &rep.Meta
 	var choices, top gjson.Result
 	var choiceMeta []int
 	if keys&hasMeta != 0 {
@@ -105,6 +114,12 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 			return true
 		})
 	}
+	if keys&hasUsage != 0 {
+		if u := root.Get("usage"); u.IsObject() {
+			rep.Usage.ReadChat(u)
+			rep.setCostFrom(u)
+		}
+	}
 	if extra != nil {
 		meta.Merge(extra)
 	}
@@ -131,6 +146,7 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 		}
 	}
 
+	rep.Seal()
 	hasMeta := !meta.Empty()
 	if hasMeta && len(choiceMeta) == 0 && !top.Exists() {
 		// Only a top-level meta to add (the usual change): build the result
@@ -174,6 +190,14 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 
 var unicodeEscape = []byte(`\u`)
 
+// mayHoldToolItems reports whether a body can hold a tool of a Responses
+// reply (an item type ending in _call) or of an Anthropic message (a
+// *tool_use block): without those, usage and meta, neither has anything to
+// change.
+func mayHoldToolItems(body []byte) bool {
+	return bytes.Contains(body, []byte("_call")) || bytes.Contains(body, []byte("tool_use"))
+}
+
 // decodeJSONString decodes a JSON string literal (quotes included).
 func decodeJSONString(raw string) string { return gjson.Parse(raw).Str }
 
@@ -211,10 +235,10 @@ func appendMeta(dst, doc []byte, m *Meta) []byte {
 
 func copyBytes(b []byte) []byte { return append([]byte(nil), b...) }
 
-// newMeta is the Meta a reply's meta is built in.
-func (o *JSONOptions) newMeta() *Meta {
-	if o.Meta != nil {
-		return o.Meta
+// newReply is the record a reply is read into.
+func (o *JSONOptions) newReply() *Reply {
+	if o.Reply != nil {
+		return o.Reply
 	}
-	return new(Meta)
+	return new(Reply)
 }

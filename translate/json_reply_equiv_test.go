@@ -20,6 +20,12 @@ func rewriteJSONReplyRef(body []byte, extra *Meta, opts JSONOptions) (out []byte
 	if !root.IsObject() {
 		return body, nil, false
 	}
+	if jsonProtocolOf(root) != nil {
+		// Responses objects and Anthropic messages: their own rules
+		// (json_protocols.go), not this reference's.
+		out, meta, ok := RewriteJSONReply(body, extra, opts)
+		return out, meta, ok
+	}
 	meta = new(Meta)
 	choices := root.Get("choices")
 	var choiceMeta []int
@@ -50,8 +56,19 @@ func rewriteJSONReplyRef(body []byte, extra *Meta, opts JSONOptions) (out []byte
 		}
 		return true
 	})
+	var rep Reply
+	if u := root.Get("usage"); u.IsObject() {
+		rep.Usage.ReadChat(u)
+		rep.setCostFrom(u)
+	}
 	if extra != nil {
 		meta.Merge(extra)
+	}
+	if rep.Usage.Known() {
+		meta.Set(KeyUsage, rep.Usage.AppendJSON(nil))
+	}
+	if rep.HasCost {
+		meta.Set(KeyCost, appendCost(nil, rep.Cost))
 	}
 
 	out = body
@@ -132,6 +149,9 @@ var jsonReplySeeds = []string{
 	`{"choices":"tool_calls","x":{"choices":[{"message":{"tool_calls":[{"function":{"name":"nested"}}]}}]}}`,
 	`{"choices":[{"message":{"tool_calls":[{"function":{"name":"a"}},{"function":{"name":"a"}},{"function":{"name":""}}]}},{"message":{"function_call":{"name":"b"}}}],"choices":[{"message":{"function_call":{"name":"dup"}}}]}`,
 	`{"choices":[{"message":{"tool_calls":[{"function":{"name":"x"}}]}}]`, `{"choices":[{"message":{"tool_calls":[{"function":{"name":"x"}}]}}]} x`,
+	// Usage (SPEC 9.1) and an upstream's cost (9.2).
+	`{"choices":[{"message":{"content":"u"}}],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":1},"cost":0.5}}`,
+	`{"choices":[],"usage":{"prompt_tokens":"x"},"meta":{"usage":"upstream's"}}`,
 }
 
 func checkJSONReplyEquiv(t *testing.T, body []byte, extra *Meta) {
@@ -146,12 +166,12 @@ func checkJSONReplyEquiv(t *testing.T, body []byte, extra *Meta) {
 	// ForwardOnly may skip validation when nothing can change, and then
 	// answers ok with an empty meta; what is forwarded stays the same. This
 	// call, as the module's, also brings its own Meta and buffer.
-	into := new(Meta)
-	fout, fmeta, fok := RewriteJSONReply(body, extra, JSONOptions{ForwardOnly: true, Meta: into, Buf: make([]byte, 0, len(body)+64)})
+	into := new(Reply)
+	fout, fmeta, fok := RewriteJSONReply(body, extra, JSONOptions{ForwardOnly: true, Reply: into, Buf: make([]byte, 0, len(body)+64)})
 	if !bytes.Equal(fout, rout) {
 		t.Fatalf("%s: ForwardOnly:\n got %s\nwant %s", body, fout, rout)
 	}
-	if fok && fmeta != into {
+	if fok && fmeta != &into.Meta {
 		t.Fatalf("%s: the meta was not built in the caller's Meta", body)
 	}
 	if fok && rok && !bytes.Equal(fmeta.JSON(), rmeta.JSON()) {

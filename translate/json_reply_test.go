@@ -47,7 +47,7 @@ func TestRewriteJSONReplyNothingToChange(t *testing.T) {
 	}
 	cases := map[string]string{
 		"contract reply with complete meta (conformance json-contract-untouched)": string(contract),
-		"plain chat completion":                   `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Hello"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`,
+		"plain chat completion":                   `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Hello"},"finish_reason":"stop"}]}`,
 		"pretty printed":                          "{\n  \"choices\": [\n    {\"message\": {\"content\": \"hi\"}}\n  ]\n}\n",
 		"empty object":                            `{}`,
 		"empty top meta":                          `{"content":"x","meta":{}}`,

@@ -21,6 +21,32 @@ type RequestOptions struct {
 	Instruction string
 	// MaxPromptChars turns prompt trimming on when > 0 (SPEC 3.1).
 	MaxPromptChars int
+	// Kind is the request's protocol (SPEC 4.5, end): structured mode,
+	// trimming and stream usage apply to chat completions only.
+	Kind RequestKind
+	// StreamUsage asks a chat stream for its usage (stream_usage, SPEC 9.1).
+	StreamUsage bool
+}
+
+// RequestKind is the protocol a request speaks, by its path and headers.
+type RequestKind uint8
+
+const (
+	RequestChat      RequestKind = iota // chat completions
+	RequestResponses                    // OpenAI Responses (path ends in /responses)
+	RequestAnthropic                    // Anthropic Messages (/messages, or an anthropic-version header)
+)
+
+// RequestKindOf reads a request's protocol from its path and whether it
+// carries an anthropic-version header.
+func RequestKindOf(path string, anthropicVersion bool) RequestKind {
+	switch {
+	case strings.HasSuffix(path, "/responses"):
+		return RequestResponses
+	case strings.HasSuffix(path, "/messages") || anthropicVersion:
+		return RequestAnthropic
+	}
+	return RequestChat
 }
 
 // RequestResult is what RewriteRequest made of a chat request.
@@ -37,6 +63,9 @@ type RequestResult struct {
 	Model string
 	// Meta holds what the reply's meta must gain (prompt_trimmed_to).
 	Meta Meta
+	// WithholdUsage: the module asked a chat stream for its usage, which
+	// the client did not ask for; the usage chunk is not the client's.
+	WithholdUsage bool
 }
 
 // RewriteRequest applies SPEC 3 to a chat request body. ok is false when the
@@ -52,6 +81,8 @@ func RewriteRequest(body []byte, opts RequestOptions) (res RequestResult, ok boo
 	// value, as JavaScript's JSON.parse reads it, and every copy is removed.
 	var present [3]int
 	var values [3]gjson.Result
+	var stream bool
+	var streamOptions gjson.Result
 	root.ForEach(func(k, v gjson.Result) bool {
 		for i, f := range requestFlags {
 			if k.Str == f {
@@ -59,8 +90,15 @@ func RewriteRequest(body []byte, opts RequestOptions) (res RequestResult, ok boo
 				values[i] = v
 			}
 		}
-		if k.Str == "model" && v.Type == gjson.String {
-			res.Model = strings.Clone(v.Str) // s is the caller's buffer
+		switch k.Str {
+		case "model":
+			if v.Type == gjson.String {
+				res.Model = strings.Clone(v.Str) // s is the caller's buffer
+			}
+		case "stream":
+			stream = v.Type == gjson.True
+		case "stream_options":
+			streamOptions = v
 		}
 		return true
 	})
@@ -79,6 +117,14 @@ func RewriteRequest(body []byte, opts RequestOptions) (res RequestResult, ok boo
 			res.Body = next
 		}
 	}
+	if opts.Kind != RequestChat {
+		return res, true // the flags removed, nothing else changes
+	}
+	if opts.StreamUsage && stream && streamOptions.Get("include_usage").Type != gjson.True {
+		if next, err := askStreamUsage(res.Body, streamOptions); err == nil {
+			res.Body, res.Changed, res.WithholdUsage = next, true, true
+		}
+	}
 	if wantStructured && !root.Get("response_format").Exists() && modelMatches(opts.StructuredModels, res.Model) {
 		if next, err := ApplyStructuredRequest(res.Body, opts.Instruction); err == nil {
 			res.Body, res.Changed, res.Structured = next, true, true
@@ -93,17 +139,43 @@ func RewriteRequest(body []byte, opts RequestOptions) (res RequestResult, ok boo
 	return res, true
 }
 
+// askStreamUsage sets stream_options.include_usage to true, keeping the
+// other stream_options keys (SPEC 9.1).
+func askStreamUsage(body []byte, streamOptions gjson.Result) ([]byte, error) {
+	if !streamOptions.IsObject() {
+		return sjson.SetRawBytes(body, "stream_options", []byte(`{"include_usage":true}`))
+	}
+	return sjson.SetBytes(body, "stream_options.include_usage", true)
+}
+
 // modelMatches reports whether model matches one of the globs.
 func modelMatches(globs []string, model string) bool {
 	for _, g := range globs {
-		if ok, _ := path.Match(g, model); ok {
+		if MatchModel(g, model) {
 			return true
 		}
 	}
 	return false
 }
 
-// ValidGlob reports whether g is a well-formed path.Match pattern.
+// MatchModel reports whether a model glob (SPEC 1) matches the whole model
+// name: path.Match's syntax, except that * and ? match / too, so that * and
+// openai/* match routed names such as openai/gpt-4o.
+func MatchModel(glob, model string) bool {
+	if !strings.Contains(glob, "/") && !strings.Contains(model, "/") {
+		ok, _ := path.Match(glob, model)
+		return ok
+	}
+	// path.Match stops * at a /: make / an ordinary character on both sides.
+	ok, _ := path.Match(strings.ReplaceAll(glob, "/", slashStandIn), strings.ReplaceAll(model, "/", slashStandIn))
+	return ok
+}
+
+// slashStandIn takes the place of / in a model glob match: a control
+// character no model name holds.
+const slashStandIn = "\x1f"
+
+// ValidGlob reports whether g is a well-formed model glob.
 func ValidGlob(g string) bool {
 	_, err := path.Match(g, "")
 	return err == nil
@@ -119,6 +191,9 @@ func ValidGlob(g string) bool {
 func RequestUnchanged(body []byte, opts RequestOptions) bool {
 	if opts.MaxPromptChars > 0 || bytes.Contains(body, unicodeEscape) {
 		return false
+	}
+	if opts.StreamUsage && opts.Kind == RequestChat && bytes.Contains(body, []byte(`"stream"`)) {
+		return false // a stream may have to be asked for its usage
 	}
 	for i := 0; ; {
 		k := bytes.IndexByte(body[i:], '"')

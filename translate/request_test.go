@@ -214,9 +214,12 @@ func TestModelMatchesAndValidGlob(t *testing.T) {
 	if !modelMatches([]string{"*"}, "") || !modelMatches([]string{"*"}, "anything") {
 		t.Fatal("*")
 	}
-	// path.Match: "*" does not cross "/".
-	if modelMatches([]string{"*"}, "openai/gpt-4o") || !modelMatches([]string{"*/*"}, "openai/gpt-4o") {
-		t.Fatal("slash")
+	// SPEC 1: "*" and "?" match "/" too, for routed names.
+	for g, want := range map[string]bool{"*": true, "openai/*": true, "*/*": true, "*gpt-4o": true,
+		"openai?gpt-4o": true, "anthropic/*": false, "openai/gpt-4o-*": false, "[o]penai/*": true} {
+		if got := modelMatches([]string{g}, "openai/gpt-4o"); got != want {
+			t.Errorf("%q matches openai/gpt-4o: %v, want %v", g, got, want)
+		}
 	}
 	if modelMatches(nil, "x") {
 		t.Fatal("nil globs")

@@ -2,18 +2,10 @@ package translate
 
 import (
 	"bytes"
-	"errors"
 	"strings"
 
 	"github.com/tidwall/gjson"
 )
-
-// NoResponse is the content of a run-once reply in which no text was found.
-const NoResponse = "No response from gateway."
-
-// ErrContentTooLarge is returned by a RunOnceCollector whose content grew
-// past its limit.
-var ErrContentTooLarge = errors.New("reply text larger than max_buffer_bytes")
 
 // RunOnceCollector reads an OpenAI chunk stream (the output of an
 // SSERewriter) and keeps what a run-once reply needs (SPEC 6.1): the
@@ -160,31 +152,38 @@ func errorMessage(e gjson.Result) string {
 // ReplyContent finds the reply text of a JSON reply by the edge function's
 // field order (SPEC 6.1).
 func ReplyContent(body []byte) string {
-	s := unsafeString(body)
-	root := gjson.Parse(s)
+	if t, found := replyText(gjson.Parse(unsafeString(body))); found {
+		return t
+	}
+	return NoResponse
+}
+
+// replyText finds the text of a chat-completion-like JSON reply, and
+// whether there was any.
+func replyText(root gjson.Result) (string, bool) {
 	msg := root.Get("choices.0.message")
 	if !msg.Exists() {
 		msg = root.Get("choices.0.delta")
 	}
 	if msg.Type == gjson.String {
-		return msg.Str
+		return msg.Str, true
 	}
 	if msg.IsObject() {
 		for _, k := range []string{"content", "text"} {
 			if t, ok := textOf(msg.Get(k)); ok {
-				return t
+				return t, true
 			}
 		}
 	}
 	if t := root.Get("choices.0.text"); t.Type == gjson.String {
-		return t.Str
+		return t.Str, true
 	}
 	for _, k := range []string{"output", "response", "message", "text", "content"} {
 		if t := root.Get(k); t.Type == gjson.String {
-			return t.Str
+			return t.Str, true
 		}
 	}
-	return NoResponse
+	return "", false
 }
 
 // textOf reads a content value: a string, or an array of parts whose text

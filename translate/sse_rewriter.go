@@ -30,30 +30,49 @@ type SSEOptions struct {
 	// Warn, when set, is told of each fallback by a short reason code
 	// (never content).
 	Warn func(reason string)
+	// Protocol is the stream's event protocol: FormatSSE (OpenAI chat
+	// chunks, the default), FormatResponses or FormatAnthropic.
+	Protocol Format
+	// Reply, when set, is the record the stream is read into, shared with
+	// the caller (and a converter in front); otherwise the rewriter keeps
+	// one of its own.
+	Reply *Reply
+	// WithholdUsage withholds the chat chunks that carry only usage
+	// (choices: []), which the client did not ask for (SPEC 9.1).
+	WithholdUsage bool
+	// BeforeEnd, when set, is called once when the reply has ended (its
+	// terminal event came, or the stream ended), before the protocol's own
+	// ending is written: what it adds to the record reaches the meta.
+	// Every event before the end has been written to out by then.
+	BeforeEnd func(*Reply)
 }
 
-// SSERewriter is the streaming rewriter of SPEC 4.3. It is an io.Writer for
-// the upstream's event stream: each complete event goes to out with its
-// original bytes, in the same Write that completed it; meta-only events are
-// withheld; tool names and meta are collected; and exactly one final meta
-// event is written before [DONE] (or at Close when the upstream sent none).
+// SSERewriter forwards an event stream (SPEC 4.3, 4.4, 4.5) and reads it
+// into a Reply. It is an io.Writer for the upstream's event stream: each
+// complete event goes to out with its original bytes, in the same Write
+// that completed it; meta-only events are withheld; the protocol (an
+// eventDialect) reads each event into the record and says what becomes of
+// it; and once the reply has ended, the protocol writes its own ending with
+// the meta (a final chunk before [DONE], the terminal event spliced).
 type SSERewriter struct {
-	out  io.Writer
-	opts SSEOptions
+	out     io.Writer
+	opts    SSEOptions
+	dialect eventDialect
+	reply   *Reply
+	own     Reply // the record, when the caller shares none
 
 	split   SSESplitter
-	meta    Meta
 	scratch []byte // joined data of multi-line events
 	wbuf    []byte // output of the current Write that is not a slice of its input
-	last    []byte // data of the last chunk, for the final meta chunk's head
+	chat    chatDialect
 
 	// Pending output: a run of untouched events that lie one after another in
 	// the caller's buffer, written with one call.
 	pend []byte
 	in   []byte // the caller's buffer during Write
 
-	done     bool // [DONE] seen
-	finished bool // final meta written (or due to be skipped)
+	done     bool // the reply has ended: later events pass as they are
+	finished bool // the ending has been written (or skipped)
 	err      error
 
 	// The last bytes written to out (tail[3-ntail:]), to start our own
@@ -63,18 +82,26 @@ type SSERewriter struct {
 }
 
 // NewSSERewriter returns a rewriter writing to out. meta, when not nil, is
-// merged first (what the module derived from the request).
+// merged first into the record (what the module derived from the request).
 func NewSSERewriter(out io.Writer, opts SSEOptions, meta *Meta) *SSERewriter {
 	r := &SSERewriter{out: out, opts: opts}
 	r.split.Max = opts.MaxEvent
-	if meta != nil {
-		r.meta.Merge(meta)
+	r.reply = opts.Reply
+	if r.reply == nil {
+		r.reply = &r.own
 	}
+	if meta != nil {
+		r.reply.Meta.Merge(meta)
+	}
+	r.dialect = dialectFor(r, opts.Protocol)
 	return r
 }
 
 // Meta is the meta collected so far.
-func (r *SSERewriter) Meta() *Meta { return &r.meta }
+func (r *SSERewriter) Meta() *Meta { return &r.reply.Meta }
+
+// Reply is the record the stream is read into.
+func (r *SSERewriter) Reply() *Reply { return r.reply }
 
 // Write consumes upstream bytes. It reports len(p) unless writing to out
 // failed; that error is sticky.
@@ -86,6 +113,9 @@ func (r *SSERewriter) Write(p []byte) (int, error) {
 	r.split.Feed(p, r)
 	r.in = nil
 	r.flushPending()
+	if r.err == nil && r.reply.TooLarge() {
+		r.err = ErrContentTooLarge
+	}
 	if r.err != nil {
 		return 0, r.err
 	}
@@ -93,15 +123,41 @@ func (r *SSERewriter) Write(p []byte) (int, error) {
 }
 
 // Close ends the upstream stream: an unterminated last event is handled, and
-// the final meta event is written if [DONE] never came.
+// the reply ends there if its terminal event never came.
 func (r *SSERewriter) Close() error {
 	if r.err != nil {
 		return r.err
 	}
 	r.split.Close(r)
-	r.writeFinalMeta()
+	r.end(nil)
 	r.flushPending()
+	if r.err == nil && r.reply.TooLarge() {
+		r.err = ErrContentTooLarge
+	}
 	return r.err
+}
+
+// verdict is what becomes of one upstream event.
+type verdict uint8
+
+const (
+	vForward  verdict = iota // its original bytes go out
+	vWithhold                // nothing goes out (a meta-only or usage-only event)
+	vOwn                     // the protocol wrote bytes of its own in its place
+	vTerminal                // it ends the reply: the protocol's ending writes it
+)
+
+// eventDialect is one event protocol's reading of its events: what each
+// event adds to the record, and how the protocol carries meta at the end.
+type eventDialect interface {
+	// object reads an event whose data is a JSON object; keys tells which
+	// of the looked-for keys its bytes hold (scanKeys).
+	object(raw, data []byte, s string, keys uint8) verdict
+	// doneEvent says what becomes of data: [DONE].
+	doneEvent() verdict
+	// end writes the protocol's ending once the reply has ended: term is
+	// the held terminal event, nil when the stream ended without one.
+	end(term []byte)
 }
 
 // Event implements SSEHandler.
@@ -121,48 +177,98 @@ func (r *SSERewriter) Event(raw []byte) {
 		return
 	}
 	if len(data) == 6 && string(data) == "[DONE]" {
-		r.writeFinalMeta()
-		r.done = true
-		r.emit(raw)
+		r.act(raw, r.dialect.doneEvent())
 		return
 	}
 	if !startsObject(data) {
 		r.emit(raw)
 		return
 	}
-	r.objectEvent(raw, data)
+	s := unsafeString(data)
+	keys := scanKeys(data)
+	if keys&hasMeta != 0 && r.upstreamMeta(s) {
+		return // withheld: its meta joins the final one
+	}
+	if keys&hasError != 0 {
+		if msg, isErr := errorEvent(s); isErr {
+			r.reply.SetError(msg)
+		}
+	}
+	r.act(raw, r.dialect.object(raw, data, s, keys))
 }
 
-// deltaToolNames calls add with each name in
-// choices[*].delta.tool_calls[*].function.name and
-// choices[*].delta.function_call.name of a chunk (the # queries of gjson,
-// walked without building their result strings).
-func deltaToolNames(s string, keys uint8, add func(string)) {
-	choices := gjson.Get(s, "choices")
-	if !choices.IsArray() {
+// upstreamMeta merges an event's top-level meta object (SPEC 4.1). It
+// reports whether the event is to be withheld: it has no other key, and the
+// merged meta will reach the client in the ending. With final_meta off
+// there is no ending of ours, so the upstream's event passes and its meta
+// survives.
+func (r *SSERewriter) upstreamMeta(s string) bool {
+	m := gjson.Get(s, "meta")
+	if !m.IsObject() || !ValidJSON(s) {
+		return false
+	}
+	r.reply.Meta.MergeJSON([]byte(m.Raw))
+	return r.opts.FinalMeta && onlyKey(s, "meta")
+}
+
+// act carries out a verdict on an event.
+func (r *SSERewriter) act(raw []byte, v verdict) {
+	switch v {
+	case vForward:
+		r.emit(raw)
+	case vTerminal:
+		r.end(raw)
+	}
+}
+
+// end ends the reply once: every event so far goes out, the record is
+// completed (BeforeEnd, then what it knows beyond the merged meta), and the
+// protocol writes its ending; later events pass as they are.
+func (r *SSERewriter) end(term []byte) {
+	if r.finished {
 		return
 	}
-	if keys&hasToolCall != 0 {
-		choices.ForEach(func(_, c gjson.Result) bool {
-			if calls := c.Get("delta.tool_calls"); calls.IsArray() {
-				calls.ForEach(func(_, call gjson.Result) bool {
-					if n := call.Get("function.name"); n.Type == gjson.String {
-						add(n.Str)
-					}
-					return true
-				})
-			}
-			return true
-		})
+	r.finished, r.done = true, true
+	r.reply.Terminal = term != nil
+	if term != nil && within(r.in, term) {
+		// The terminal event is the caller's: keep it apart from what is
+		// pending, which goes out first.
+		r.flushPending()
 	}
-	if keys&hasFuncCall != 0 {
-		choices.ForEach(func(_, c gjson.Result) bool {
-			if n := c.Get("delta.function_call.name"); n.Type == gjson.String {
-				add(n.Str)
-			}
-			return true
-		})
+	r.flushPending()
+	if r.opts.BeforeEnd != nil {
+		r.opts.BeforeEnd(r.reply)
 	}
+	r.reply.Seal()
+	r.dialect.end(term)
+}
+
+// errorEvent reads an error event of SPEC 4.3: a data object with an error
+// (an object, or a string) or a type of error. Its message is
+// error.message, else error when a string, else errorText, else message.
+func errorEvent(s string) (string, bool) {
+	e := gjson.Get(s, "error")
+	isErr := e.IsObject() || e.Type == gjson.String
+	if !isErr {
+		if t := gjson.Get(s, "type"); t.Type != gjson.String || t.Str != "error" {
+			return "", false
+		}
+	}
+	if m := e.Get("message"); m.Type == gjson.String {
+		return m.Str, true
+	}
+	if e.Type == gjson.String {
+		return e.Str, true
+	}
+	for _, k := range [...]string{"errorText", "message"} {
+		if m := gjson.Get(s, k); m.Type == gjson.String {
+			return m.Str, true
+		}
+	}
+	if e.Exists() {
+		return e.Raw, true
+	}
+	return "upstream error", true
 }
 
 // startsObject reports whether the first byte after JSON white space is '{'.
@@ -198,6 +304,7 @@ const (
 	hasFuncCall             // "function_call"
 	hasError                // "error"
 	hasName                 // "name"
+	hasUsage                // "usage"
 )
 
 // scanKeys reports which of the quoted strings "meta", "tool_calls",
@@ -229,7 +336,7 @@ func scanKeys(data []byte) (set uint8) {
 
 // keyFirst marks the first letters of the keys scanKeys looks for: most
 // strings start with another one and are passed over without a call.
-var keyFirst = [256]bool{'m': true, 't': true, 'f': true, 'e': true, 'n': true}
+var keyFirst = [256]bool{'m': true, 't': true, 'f': true, 'e': true, 'n': true, 'u': true}
 
 // keyAt tells which key, with its closing quote, r starts with.
 func keyAt(r []byte) uint8 {
@@ -257,73 +364,12 @@ func keyAt(r []byte) uint8 {
 		if string(r[:5]) == `name"` {
 			return hasName
 		}
+	case 'u':
+		if len(r) >= 6 && string(r[:6]) == `usage"` {
+			return hasUsage
+		}
 	}
 	return 0
-}
-
-// objectEvent handles an event whose data looks like a JSON object.
-func (r *SSERewriter) objectEvent(raw, data []byte) {
-	s := unsafeString(data)
-	keys := scanKeys(data)
-	if keys&hasMeta != 0 {
-		if m := gjson.Get(s, "meta"); m.IsObject() && ValidJSON(s) {
-			r.meta.MergeJSON([]byte(m.Raw))
-			// Withheld: its meta joins the final one. With final_meta off
-			// there is no final one, so the upstream's event passes and its
-			// meta survives (SPEC 4.1).
-			if r.opts.FinalMeta && onlyKey(s, "meta") {
-				return
-			}
-		}
-	}
-	if keys&(hasToolCall|hasFuncCall) != 0 && keys&hasName != 0 {
-		deltaToolNames(s, keys, r.meta.AddTool)
-	}
-	isError := keys&hasError != 0 && gjson.Get(s, "error").Exists() && !gjson.Get(s, "choices").Exists()
-	if !isError {
-		r.last = append(r.last[:0], data...)
-	}
-	if r.opts.Structured != nil && !isError {
-		if r.structuredEvent(raw, data) {
-			return
-		}
-	}
-	r.emit(raw)
-	if isError && r.opts.ErrorsAsContent {
-		msg := gjson.Get(s, "error.message")
-		text := msg.Str
-		if msg.Type != gjson.String {
-			text = gjson.Get(s, "error").String()
-		}
-		r.emitOwn(r.head().AppendDelta(r.ownBuf(), "content", "Error: "+text, false))
-	}
-}
-
-// structuredEvent runs the content delta of choice 0 through the structured
-// reply decoder. It reports whether it wrote (or dropped) the event itself.
-func (r *SSERewriter) structuredEvent(raw, data []byte) bool {
-	s := unsafeString(data)
-	choice, ok := choiceZero(s)
-	if !ok {
-		return false
-	}
-	c := choice.Get("delta.content")
-	if c.Type != gjson.String {
-		return false
-	}
-	text := r.opts.Structured.Feed(c.Str)
-	if text == c.Str {
-		return false
-	}
-	if text == "" && !carriesMore(s, choice) {
-		return true // only raw JSON of the structured reply: nothing to show
-	}
-	buf, ok := appendReplaced(append(r.ownBuf(), "data: "...), data, c.Raw, text)
-	if !ok {
-		return false
-	}
-	r.emitOwn(append(buf, "\n\n"...))
-	return true
 }
 
 // appendReplaced appends data with the JSON value raw (a substring of it)
@@ -361,34 +407,6 @@ func appendSJSONString(buf []byte, s string) []byte {
 // U+2029 escaped.
 func appendMarshalString(dst []byte, s string) []byte { return appendJSONStr(dst, s, true) }
 
-// choiceZero returns choice 0 of a chunk: the element of choices whose index
-// is 0, or that has no index (some providers omit it).
-func choiceZero(s string) (choice gjson.Result, ok bool) {
-	gjson.Get(s, "choices").ForEach(func(_, c gjson.Result) bool {
-		if idx := c.Get("index"); !idx.Exists() || (idx.Type == gjson.Number && idx.Num == 0) {
-			choice, ok = c, true
-			return false
-		}
-		return true
-	})
-	return choice, ok
-}
-
-// carriesMore reports whether a chunk carries something besides content that
-// a client needs: the role, a finish reason, usage, tool calls, or another
-// choice.
-func carriesMore(s string, choice gjson.Result) bool {
-	for _, v := range [...]gjson.Result{
-		choice.Get("delta.role"), choice.Get("finish_reason"), gjson.Get(s, "usage"),
-		choice.Get("delta.tool_calls"), gjson.Get(s, "choices.1"),
-	} {
-		if v.Exists() && v.Type != gjson.Null {
-			return true
-		}
-	}
-	return false
-}
-
 // onlyKey reports whether the JSON object s has no key but key.
 func onlyKey(s, key string) bool {
 	only := true
@@ -399,43 +417,6 @@ func onlyKey(s, key string) bool {
 		return only
 	})
 	return only
-}
-
-// head is the id, created and model the final chunks repeat: the last
-// chunk's, else fresh ones.
-func (r *SSERewriter) head() ChunkHead {
-	return chunkHeadFrom(r.last, func() ChunkHead { return NewChunkHead("", 0, r.opts.Model) })
-}
-
-// writeFinalMeta writes the one final meta event, when there is something to
-// say and final_meta is on, and the structured metadata when the reply was
-// structured.
-func (r *SSERewriter) writeFinalMeta() {
-	if r.finished {
-		return
-	}
-	r.finished = true
-	if r.opts.Structured != nil {
-		if md, ok := r.opts.Structured.Metadata(); ok {
-			r.meta.Set(KeyStructuredMetadata, md)
-		} else if r.opts.Structured.Structured() && r.opts.Warn != nil {
-			r.opts.Warn(ReasonStructuredUnparsed)
-		}
-	}
-	if !r.opts.FinalMeta || r.meta.Empty() {
-		return
-	}
-	if r.opts.Stats != nil {
-		r.opts.Stats.FinalMeta++
-	}
-	meta := r.meta.JSON()
-	buf := r.ownBuf()
-	if r.opts.BareMeta {
-		buf = AppendBareMeta(buf, meta)
-	} else {
-		buf = r.head().AppendMeta(buf, meta)
-	}
-	r.emitOwn(buf)
 }
 
 // ownBuf returns the rewriter's scratch output buffer, emptied after any
@@ -535,4 +516,17 @@ func within(outer, b []byte) bool {
 	o := uintptr(unsafe.Pointer(&outer[0]))
 	x := uintptr(unsafe.Pointer(&b[0]))
 	return x >= o && x+uintptr(len(b)) <= o+uintptr(len(outer))
+}
+
+// dialectFor is the reading of an event protocol: the registration of each
+// protocol a stream is forwarded in.
+func dialectFor(r *SSERewriter, f Format) eventDialect {
+	switch f {
+	case FormatResponses:
+		return &responsesDialect{w: r}
+	case FormatAnthropic:
+		return &anthropicDialect{w: r, block: -1}
+	}
+	r.chat.w = r
+	return &r.chat
 }

@@ -110,7 +110,7 @@ var finalMetaOn = SSEOptions{FinalMeta: true}
 // Streams the rewriter has nothing to say about.
 var passthroughStreams = map[string]string{
 	"content and done": roleEv() + contentEv("Hello") + contentEv(" world") + finishChunkEv("stop") +
-		ev(`{`+upHead+`,"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`) + doneEv,
+		ev(`{`+upHead+`,"choices":[],"usage":null}`) + doneEv,
 	"framing": ": keep-alive\n\nid: 1\nevent: message\ndata: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n" +
 		"data:{\"choices\":[{\"delta\":{\"content\":\" there\"}}]}\r\n\r\n" +
 		"data: {\"choices\":\ndata: [{\"delta\":{\"content\":\"!\"}}]}\r\r: still here\n\n" + doneEv,
@@ -727,7 +727,7 @@ func TestSSERewriterLargeEvent(t *testing.T) {
 	if maxCap > 2*maxEvent {
 		t.Fatalf("splitter buffer cap %d > 2*MaxEvent", maxCap)
 	}
-	if c := cap(r.wbuf) + cap(r.last) + cap(r.scratch); c > 64<<10 {
+	if c := cap(r.wbuf) + cap(r.chat.last) + cap(r.scratch); c > 64<<10 {
 		t.Fatalf("rewriter buffers hold %d bytes", c)
 	}
 	// What the rewriter keeps after the stream: at most about MaxEvent

@@ -34,6 +34,11 @@ type ConvertOptions struct {
 	Stats *Stats
 	// Debug, when set, is told of each skipped part (never its content).
 	Debug func(msg string)
+	// Reply, when set, is the record the converter's meta, usage and cost
+	// go into directly (the module's stream: its SSE rewriter reads the
+	// same record). Without it, the converter writes its meta as a
+	// data: {"meta":…} event before [DONE], for a client of its own.
+	Reply *Reply
 }
 
 // NewChatID returns a fresh chat-completion id, "chatcmpl-" and 24 hex digits.

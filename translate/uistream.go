@@ -39,6 +39,9 @@ type UIStreamConverter struct {
 	convCore
 	split       SSESplitter
 	dataScratch []byte
+	mdUsage     []byte // the usage of message-metadata, for the last chunk
+	finished    bool   // the finish chunk has been written
+	aborted     bool   // abort came: later parts are ignored
 }
 
 // NewUIStreamConverter returns a converter writing to out.
@@ -54,7 +57,7 @@ func NewUIStreamConverter(out io.Writer, opts ConvertOptions) *UIStreamConverter
 
 // Meta returns the meta derived so far: tools_used while the stream runs,
 // plus hustle and structured_result once it has ended.
-func (c *UIStreamConverter) Meta() *Meta { return &c.meta }
+func (c *UIStreamConverter) Meta() *Meta { return c.meta }
 
 // Write converts every event p completes. It returns len(p), nil unless the
 // output failed; that error is then returned by every later call.
@@ -138,6 +141,9 @@ func (c *UIStreamConverter) event(data []byte) {
 		return
 	}
 	c.count(false)
+	if c.aborted {
+		return // parts after abort are ignored (SPEC 5.2)
+	}
 	switch typ {
 	case "text-delta":
 		if d, ok := c.text(objectValue(s, "delta")); ok {
@@ -154,22 +160,31 @@ func (c *UIStreamConverter) event(data []byte) {
 	}
 	v := gjson.Parse(s)
 	switch typ {
-	case "tool-input-start", "tool-input-available", "tool-call":
+	case "tool-input-start", "tool-input-available", "tool-call",
+		"tool-input-error", "tool-output-error", "tool-approval-request":
 		if n := v.Get("toolName"); n.Type == gjson.String {
 			c.addTool(n.Str)
 		}
+	case "message-metadata":
+		c.metadataUsage(v.Get("messageMetadata.usage"))
+	case "abort":
+		if !c.finished {
+			c.finishUI("stop", gjson.Result{})
+		}
+		c.aborted = true
 	case "error":
 		c.buf = AppendErrorEvent(c.buf, uiErrorMessage(v))
 	case "start":
 		if id := v.Get("messageId"); id.Type == gjson.String {
 			c.announce(id.Str)
 		}
+		c.metadataUsage(v.Get("messageMetadata.usage"))
 	case "finish":
 		usage := v.Get("messageMetadata.usage")
 		if !usage.IsObject() {
 			usage = v.Get("usage")
 		}
-		c.finish(v.Get("finishReason").Str, usage)
+		c.finishUI(v.Get("finishReason").Str, usage)
 	default:
 		if strings.HasPrefix(typ, "data-") {
 			d := v.Get("data")
@@ -183,6 +198,31 @@ func (c *UIStreamConverter) event(data []byte) {
 			}
 		}
 	}
+}
+
+// metadataUsage keeps the usage of message metadata (a message-metadata
+// part, or messageMetadata on start): the usage of the last chunk, unless a
+// finish brings its own; once the last chunk has gone, it updates
+// meta.usage only (SPEC 5.2).
+func (c *UIStreamConverter) metadataUsage(u gjson.Result) {
+	if !u.IsObject() {
+		return
+	}
+	if c.finished {
+		c.lateUsage = append(c.lateUsage[:0], u.Raw...)
+		return
+	}
+	c.mdUsage = append(c.mdUsage[:0], u.Raw...)
+}
+
+// finishUI writes a finish chunk, with the finish part's usage, else the
+// message metadata's.
+func (c *UIStreamConverter) finishUI(reason string, usage gjson.Result) {
+	c.finished = true
+	if !usage.IsObject() && c.mdUsage != nil {
+		usage = gjson.ParseBytes(c.mdUsage)
+	}
+	c.finish(reason, usage)
 }
 
 // uiErrorMessage is the message of an error part: errorText, else message,

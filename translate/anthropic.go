@@ -1,0 +1,82 @@
+package translate
+
+import "github.com/tidwall/gjson"
+
+// Anthropic Messages (SPEC 4.5): its events and its JSON reply, read into a
+// Reply, with the meta carried as a top-level key of the message (JSON) or
+// of the message_stop event (stream).
+
+// anthropicDialect reads a Messages event stream. Every event passes as it
+// came except message_stop, which gains the meta.
+type anthropicDialect struct {
+	w     *SSERewriter
+	block int64 // index of the content block whose text was read last; -1: none
+}
+
+func (d *anthropicDialect) doneEvent() verdict { return vForward }
+
+func (d *anthropicDialect) object(_, _ []byte, s string, _ uint8) verdict {
+	rep := d.w.reply
+	switch gjson.Get(s, "type").Str {
+	case "message_start":
+		msg := gjson.Get(s, "message")
+		rep.setID(msg.Get("id").Str)
+		rep.setModel(msg.Get("model").Str)
+		if u := msg.Get("usage"); u.IsObject() {
+			rep.Usage.UpdateAnthropic(u)
+			rep.setCostFrom(u)
+		}
+	case "content_block_start":
+		anthropicTool(gjson.Get(s, "content_block"), &rep.Meta)
+	case "content_block_delta":
+		if rep.WantContent || rep.WaitsForText() {
+			delta := gjson.Get(s, "delta")
+			if delta.Get("type").Str == "text_delta" {
+				rep.SawText()
+				if i := gjson.Get(s, "index").Int(); i != d.block {
+					rep.NextPart()
+					d.block = i
+				}
+				rep.AddText(delta.Get("text").Str)
+			}
+		}
+	case "message_delta":
+		if u := gjson.Get(s, "usage"); u.IsObject() {
+			rep.Usage.UpdateAnthropic(u)
+			rep.setCostFrom(u)
+		}
+	case "message_stop":
+		return vTerminal
+	}
+	return vForward
+}
+
+// end writes message_stop with a top-level "meta"; a stream without it
+// gets no meta (SPEC 4.5).
+func (d *anthropicDialect) end(term []byte) { d.w.endSpliced(term, "") }
+
+// anthropicTool adds the name of a tool_use, server_tool_use or
+// mcp_tool_use content block.
+func anthropicTool(block gjson.Result, m *Meta) {
+	switch block.Get("type").Str {
+	case "tool_use", "server_tool_use", "mcp_tool_use":
+		if n := block.Get("name"); n.Type == gjson.String {
+			m.AddTool(n.Str)
+		}
+	}
+}
+
+// readMessage reads an Anthropic message (a JSON reply): id, model, usage,
+// its own meta, the tools of its content blocks, and, with text, the text
+// of its text blocks.
+func readMessage(msg gjson.Result, rep *Reply, text bool) {
+	rep.readHead(msg, rep.Usage.UpdateAnthropic)
+	msg.Get("content").ForEach(func(_, block gjson.Result) bool {
+		anthropicTool(block, &rep.Meta)
+		if text && block.Get("type").Str == "text" {
+			rep.NextPart()
+			rep.AddText(block.Get("text").Str)
+		}
+		return true
+	})
+}

@@ -1,0 +1,194 @@
+package translate
+
+import "github.com/tidwall/gjson"
+
+// chatDialect reads OpenAI chat-completion chunks (SPEC 4.3): tool names
+// from the deltas, usage, choice 0's text, the structured reply (SPEC 7),
+// and ends with one final meta event before [DONE].
+type chatDialect struct {
+	w    *SSERewriter
+	last []byte // data of the last chunk, for the final meta chunk's head
+}
+
+func (c *chatDialect) doneEvent() verdict { return vTerminal }
+
+// head is the id, created and model the final chunks repeat: the last
+// chunk's, else fresh ones.
+func (c *chatDialect) head() ChunkHead {
+	return chunkHeadFrom(c.last, func() ChunkHead { return NewChunkHead("", 0, c.w.opts.Model) })
+}
+
+// end writes the one final meta event, when there is something to say and
+// final_meta is on (with the structured metadata when the reply was
+// structured), then the upstream's [DONE] when it came.
+func (c *chatDialect) end(term []byte) {
+	r := c.w
+	defer r.emitCopy(term)
+	if r.opts.Structured != nil {
+		if md, ok := r.opts.Structured.Metadata(); ok {
+			r.reply.Meta.Set(KeyStructuredMetadata, md)
+		} else if r.opts.Structured.Structured() && r.opts.Warn != nil {
+			r.opts.Warn(ReasonStructuredUnparsed)
+		}
+	}
+	if !r.opts.FinalMeta || r.reply.Meta.Empty() {
+		return
+	}
+	if r.opts.Stats != nil {
+		r.opts.Stats.FinalMeta++
+	}
+	meta := r.reply.Meta.JSON()
+	buf := r.ownBuf()
+	if r.opts.BareMeta {
+		buf = AppendBareMeta(buf, meta)
+	} else {
+		buf = c.head().AppendMeta(buf, meta)
+	}
+	r.emitOwn(buf)
+}
+
+// deltaToolNames calls add with each name in
+// choices[*].delta.tool_calls[*].function.name and
+// choices[*].delta.function_call.name of a chunk (the # queries of gjson,
+// walked without building their result strings).
+func deltaToolNames(s string, keys uint8, add func(string)) {
+	choices := gjson.Get(s, "choices")
+	if !choices.IsArray() {
+		return
+	}
+	if keys&hasToolCall != 0 {
+		choices.ForEach(func(_, c gjson.Result) bool {
+			if calls := c.Get("delta.tool_calls"); calls.IsArray() {
+				calls.ForEach(func(_, call gjson.Result) bool {
+					if n := call.Get("function.name"); n.Type == gjson.String {
+						add(n.Str)
+					}
+					return true
+				})
+			}
+			return true
+		})
+	}
+	if keys&hasFuncCall != 0 {
+		choices.ForEach(func(_, c gjson.Result) bool {
+			if n := c.Get("delta.function_call.name"); n.Type == gjson.String {
+				add(n.Str)
+			}
+			return true
+		})
+	}
+}
+
+// object reads one chunk (or an error event) of a chat stream.
+func (c *chatDialect) object(raw, data []byte, s string, keys uint8) verdict {
+	r := c.w
+	rep := r.reply
+	if keys&(hasToolCall|hasFuncCall) != 0 && keys&hasName != 0 {
+		deltaToolNames(s, keys, rep.Meta.AddTool)
+	}
+	isError := keys&hasError != 0 && gjson.Get(s, "error").Exists() && !gjson.Get(s, "choices").Exists()
+	if isError {
+		r.emit(raw)
+		if r.opts.ErrorsAsContent {
+			msg, _ := rep.Err()
+			r.emitOwn(c.head().AppendDelta(r.ownBuf(), "content", "Error: "+msg, false))
+		}
+		return vOwn
+	}
+	if len(c.last) == 0 {
+		rep.setID(gjson.Get(s, "id").Str)
+		rep.setModel(gjson.Get(s, "model").Str)
+	}
+	c.last = append(c.last[:0], data...)
+	if keys&hasUsage != 0 {
+		if u := gjson.Get(s, "usage"); u.IsObject() {
+			rep.Usage.ReadChat(u)
+			rep.setCostFrom(u)
+			if r.opts.WithholdUsage && noChoices(s) {
+				return vWithhold // the usage chunk the client did not ask for
+			}
+		}
+	}
+	if r.opts.Structured != nil {
+		if c.structuredEvent(raw, data) {
+			return vOwn
+		}
+	}
+	if rep.WantContent || rep.WaitsForText() {
+		if choice, ok := choiceZero(s); ok {
+			if t := choice.Get("delta.content"); t.Type == gjson.String && t.Str != "" {
+				rep.SawText()
+				rep.AddText(t.Str)
+			}
+		}
+	}
+	return vForward
+}
+
+// noChoices reports whether a chunk's choices is an empty array.
+func noChoices(s string) bool {
+	ch := gjson.Get(s, "choices")
+	return ch.IsArray() && len(ch.Raw) > 0 && !ch.Get("0").Exists()
+}
+
+// structuredEvent runs the content delta of choice 0 through the structured
+// reply decoder. It reports whether it wrote (or dropped) the event itself.
+func (c *chatDialect) structuredEvent(raw, data []byte) bool {
+	r := c.w
+	s := unsafeString(data)
+	choice, ok := choiceZero(s)
+	if !ok {
+		return false
+	}
+	content := choice.Get("delta.content")
+	if content.Type != gjson.String {
+		return false
+	}
+	text := r.opts.Structured.Feed(content.Str)
+	if text != "" {
+		r.reply.SawText()
+	}
+	r.reply.AddText(text)
+	if text == content.Str {
+		r.emit(raw)
+		return true
+	}
+	if text == "" && !carriesMore(s, choice) {
+		return true // only raw JSON of the structured reply: nothing to show
+	}
+	buf, ok := appendReplaced(append(r.ownBuf(), "data: "...), data, content.Raw, text)
+	if !ok {
+		r.emit(raw)
+		return true
+	}
+	r.emitOwn(append(buf, "\n\n"...))
+	return true
+}
+
+// choiceZero returns choice 0 of a chunk: the element of choices whose index
+// is 0, or that has no index (some providers omit it).
+func choiceZero(s string) (choice gjson.Result, ok bool) {
+	gjson.Get(s, "choices").ForEach(func(_, c gjson.Result) bool {
+		if idx := c.Get("index"); !idx.Exists() || (idx.Type == gjson.Number && idx.Num == 0) {
+			choice, ok = c, true
+			return false
+		}
+		return true
+	})
+	return choice, ok
+}
+
+// carriesMore reports whether a chunk carries something besides content that
+// a client needs: the role, a finish reason, usage, tool calls, or another
+// choice.
+func carriesMore(s string, choice gjson.Result) bool {
+	for _, v := range [...]gjson.Result{
+		choice.Get("delta.role"), choice.Get("finish_reason"), gjson.Get(s, "usage"),
+		choice.Get("delta.tool_calls"), gjson.Get(s, "choices.1"),
+	} {
+		if v.Exists() && v.Type != gjson.Null {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,284 @@
+package translate
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// Format is what an upstream reply's body is, by the mode table of SPEC 4:
+// the one place that table lives. A protocol is added here (a constant, its
+// name, and a line in eventProtocols or jsonProtocols) and in a file of its
+// own that reads it.
+type Format uint8
+
+const (
+	FormatNone        Format = iota // not inspected
+	FormatJSON                      // a JSON reply (chat completion, Responses object, Anthropic message)
+	FormatSSE                       // OpenAI chat-completion chunks (4.3)
+	FormatResponses                 // OpenAI Responses events (4.4)
+	FormatAnthropic                 // Anthropic Messages events (4.5)
+	FormatDataStream                // Vercel AI SDK data stream v1, converted (5.1)
+	FormatUIStream                  // AI SDK UI message stream, converted (5.2)
+	FormatOther                     // anything else: passes untouched
+	FormatSniffPlain                // text/plain: its first line decides
+	FormatSniffEvents               // text/event-stream: its first event with data decides
+	NumFormats
+)
+
+var formatNames = [NumFormats]string{
+	FormatNone:        "none",
+	FormatJSON:        "json",
+	FormatSSE:         "sse",
+	FormatResponses:   "responses",
+	FormatAnthropic:   "anthropic",
+	FormatDataStream:  "data_stream",
+	FormatUIStream:    "ui_stream",
+	FormatOther:       "other",
+	FormatSniffPlain:  "undecided",
+	FormatSniffEvents: "undecided",
+}
+
+func (f Format) String() string {
+	if f < NumFormats {
+		return formatNames[f]
+	}
+	return "none"
+}
+
+// Undecided reports whether the start of the body must still decide.
+func (f Format) Undecided() bool { return f == FormatSniffPlain || f == FormatSniffEvents }
+
+// Stream reports whether the reply is read as a stream of events.
+func (f Format) Stream() bool {
+	switch f {
+	case FormatSSE, FormatResponses, FormatAnthropic, FormatDataStream, FormatUIStream:
+		return true
+	}
+	return false
+}
+
+// Converted reports whether the stream is converted into chat chunks (SPEC
+// 5): it then gets the headers of an event stream of our own.
+func (f Format) Converted() bool { return f == FormatDataStream || f == FormatUIStream }
+
+// Chat reports whether the client gets chat-completion chunks: the chat
+// stream itself, or a converted one.
+func (f Format) Chat() bool { return f == FormatSSE || f.Converted() }
+
+// ReplyHeaders are the response headers the mode table reads.
+type ReplyHeaders struct {
+	MediaType  string // Content-Type without parameters, lower case
+	DataStream string // x-vercel-ai-data-stream
+	UIStream   string // x-vercel-ai-ui-message-stream
+}
+
+// DetectHeaders reads the format from the headers alone (SPEC 4 table).
+// convert is convert_streams: without it the two AI SDK streams are not
+// recognised.
+func DetectHeaders(h ReplyHeaders, convert bool) Format {
+	mt := h.MediaType
+	switch {
+	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+		return FormatJSON
+	case convert && strings.EqualFold(h.DataStream, "v1"):
+		return FormatDataStream
+	case mt == "text/event-stream":
+		if convert && strings.EqualFold(h.UIStream, "v1") {
+			return FormatUIStream
+		}
+		return FormatSniffEvents
+	case mt == "text/plain" && convert:
+		return FormatSniffPlain
+	}
+	return FormatOther
+}
+
+// eventProtocols recognise an event stream by its first event's data, in
+// this order (SPEC 4 table). needsConvert: only under convert_streams.
+var eventProtocols = [...]struct {
+	format       Format
+	is           func(data []byte) bool
+	needsConvert bool
+}{
+	{FormatUIStream, IsUIStreamEvent, true},
+	{FormatResponses, IsResponsesEvent, false},
+	{FormatAnthropic, IsAnthropicEvent, false},
+}
+
+// DetectStart decides an undecided format from the start of the body held
+// so far: the first non-empty line of a text/plain body, the first event
+// with data of an event stream. decided is false while more bytes are
+// needed; end says the body has ended (decide on what there is). max is
+// max_event_bytes: past it, the body is not a protocol's.
+func DetectStart(f Format, held []byte, max int, end bool, convert bool) (Format, bool) {
+	if convert {
+		if line, complete := firstLine(held); complete || end {
+			if (complete || len(line) > 0) && IsDataStreamLine(line) {
+				return FormatDataStream, true
+			}
+			if f == FormatSniffPlain && (complete || len(line) > 0) {
+				return FormatOther, true
+			}
+		}
+	}
+	if f == FormatSniffPlain {
+		if end || len(held) > max || !mayBeDataStream(held) {
+			return FormatOther, true
+		}
+		return f, false
+	}
+	data, complete := firstEventData(held, max)
+	if !complete && !end && len(held) <= max {
+		return f, false
+	}
+	if data == nil {
+		return FormatSSE, true
+	}
+	if _, isErr := errorEvent(unsafeString(bytes.TrimSpace(data))); isErr && ValidJSON(unsafeString(data)) {
+		// A stream whose first event is an error is handled as SSE.
+		return FormatSSE, true
+	}
+	for _, p := range eventProtocols {
+		if (!p.needsConvert || convert) && p.is(data) {
+			return p.format, true
+		}
+	}
+	return FormatSSE, true
+}
+
+// firstEventData returns the data of the first event that has data, and
+// whether that event is complete. Events without data before it (comments,
+// a lone retry:) are passed over.
+func firstEventData(b []byte, max int) ([]byte, bool) {
+	var g eventGrab
+	s := SSESplitter{Max: max + len(b) + 1}
+	s.Feed(b, &g)
+	if g.done {
+		return g.data, true
+	}
+	return nil, false
+}
+
+// eventGrab keeps the data of the first event that has any.
+type eventGrab struct {
+	data []byte
+	done bool
+}
+
+func (g *eventGrab) Event(raw []byte) {
+	if g.done {
+		return
+	}
+	// One Feed on a fresh splitter: an event it completes lies in the fed
+	// bytes, so data stays valid after the call.
+	if data, ok, _ := EventData(raw, nil); ok {
+		g.data, g.done = data, true
+	}
+}
+func (g *eventGrab) Oversize([]byte, bool) {}
+
+// mayBeDataStream reports whether the start of a text/plain body can still
+// be a data-stream part (^[0-9a-z]: after a BOM and blank lines), so that a
+// plain-text stream is passed on at once rather than held until its first
+// line ends.
+func mayBeDataStream(b []byte) bool {
+	if len(b) < len(bom) && string(bom[:len(b)]) == string(b) {
+		return true // part of a BOM so far
+	}
+	b = bytes.TrimLeft(bytes.TrimPrefix(b, bom), "\r\n")
+	if len(b) == 0 {
+		return true
+	}
+	if c := b[0]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z') {
+		return false
+	}
+	return len(b) < 2 || b[1] == ':'
+}
+
+// firstLine returns the first non-empty line and whether it is complete.
+func firstLine(b []byte) ([]byte, bool) {
+	b = bytes.TrimPrefix(b, bom)
+	for len(b) > 0 {
+		i := bytes.IndexAny(b, "\r\n")
+		if i < 0 {
+			return b, false
+		}
+		if i > 0 {
+			return b[:i], true
+		}
+		b = b[1:]
+	}
+	return nil, false
+}
+
+// typeOf returns the string "type" of an event's JSON object data.
+func typeOf(data []byte) (string, bool) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		return "", false
+	}
+	s := unsafeString(data)
+	if !ValidJSON(s) {
+		return "", false
+	}
+	t := gjson.Get(s, "type")
+	return t.Str, t.Type == gjson.String
+}
+
+// IsResponsesEvent reports whether an event's data is an OpenAI Responses
+// event: a JSON object whose type starts with "response." (SPEC 4).
+func IsResponsesEvent(data []byte) bool {
+	t, ok := typeOf(data)
+	return ok && strings.HasPrefix(t, "response.")
+}
+
+// IsAnthropicEvent reports whether an event's data starts an Anthropic
+// Messages stream: a JSON object of type message_start (SPEC 4).
+func IsAnthropicEvent(data []byte) bool {
+	t, ok := typeOf(data)
+	return ok && t == "message_start"
+}
+
+// LeadingEventsWithoutData returns the length of the complete events
+// without data (comments, a lone retry:) at the start of an event stream:
+// they do not decide the mode and reach the client at once (SPEC 4).
+func LeadingEventsWithoutData(b []byte) int {
+	n := 0
+	for {
+		rest := b[n:]
+		end := eventEnd(rest)
+		if end < 0 {
+			return n
+		}
+		if _, ok, _ := EventData(rest[:end], nil); ok {
+			return n
+		}
+		n += end
+	}
+}
+
+// eventEnd returns the length of the first complete event of b (up to and
+// including its blank line), or -1.
+func eventEnd(b []byte) int {
+	var g endGrab
+	s := SSESplitter{Max: len(b) + 1}
+	s.Feed(b, &g)
+	if !g.done {
+		return -1
+	}
+	return g.n
+}
+
+type endGrab struct {
+	n    int
+	done bool
+}
+
+func (g *endGrab) Event(raw []byte) {
+	if !g.done {
+		g.n, g.done = len(raw), true
+	}
+}
+func (g *endGrab) Oversize([]byte, bool) {}

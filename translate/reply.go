@@ -1,0 +1,184 @@
+package translate
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// ErrContentTooLarge is returned when a reply's collected text grows past
+// its limit (run-once: max_buffer_bytes).
+var ErrContentTooLarge = errors.New("reply text larger than max_buffer_bytes")
+
+// NoResponse is the content of a run-once reply in which no text was found.
+const NoResponse = "No response from gateway."
+
+// Reply is the record of one upstream reply, whatever protocol it came in:
+// what every consumer (forwarding, run-once, the edge stream, structured
+// output, the OpenClaw look-up) needs, filled as the reply is read. A
+// protocol reads its wire format into it; consumers read only it.
+//
+// The zero value is ready to use. Nothing in it refers to the reader's
+// buffers: every string is copied.
+type Reply struct {
+	// Meta is the merged meta (SPEC 4.1): what the module derived from the
+	// request, then what the reply carried, in the order it came.
+	Meta Meta
+	// Usage is the token usage the reply reported (SPEC 9.1).
+	Usage Usage
+	// Cost is the cost in US dollars the upstream reported itself (SPEC
+	// 9.2, 1.), when HasCost.
+	Cost    float64
+	HasCost bool
+	// ID and Model are the reply's own (a chat completion's or response's
+	// id, a message id), as far as it named them.
+	ID, Model string
+	// Terminal is set once the protocol's terminal event came ([DONE], a
+	// Responses terminal event, message_stop) or a JSON reply was read.
+	Terminal bool
+
+	// Prices is the prices table (SPEC 9.2), and RequestModel the model of
+	// the request: the reply's cost comes from them when the upstream
+	// reported none (the reply's own model first).
+	Prices       []Price
+	RequestModel string
+
+	// Timing adds meta.timing (SPEC 9.3), measured from Start.
+	Timing    bool
+	Start     time.Time
+	firstText time.Time
+
+	// WantContent asks the protocol to collect the reply's text (choice 0,
+	// the output text, the text blocks), at most MaxContent bytes.
+	WantContent bool
+	MaxContent  int
+
+	content []byte
+	sep     bool // text of a new item or block is due: join with "\n"
+	over    bool
+	errMsg  string
+	hasErr  bool
+}
+
+// AddText appends reply text, when the record collects it. It reports
+// false once the text has outgrown MaxContent.
+func (r *Reply) AddText(s string) bool {
+	if !r.WantContent || r.over {
+		return !r.over
+	}
+	if r.sep && len(r.content) > 0 && s != "" {
+		r.content = append(r.content, '\n')
+	}
+	if s != "" {
+		r.sep = false
+	}
+	if r.MaxContent > 0 && len(r.content)+len(s) > r.MaxContent {
+		r.over = true
+		return false
+	}
+	r.content = append(r.content, s...)
+	return true
+}
+
+// NextPart says that the next text belongs to another item or block, to be
+// joined with "\n" (SPEC 4.4, 4.5).
+func (r *Reply) NextPart() { r.sep = true }
+
+// Content is the text collected so far.
+func (r *Reply) Content() string { return string(r.content) }
+
+// TooLarge reports whether the text outgrew MaxContent.
+func (r *Reply) TooLarge() bool { return r.over }
+
+// SetError records the reply's error message; the first one is kept.
+func (r *Reply) SetError(msg string) {
+	if !r.hasErr {
+		r.errMsg, r.hasErr = strings.Clone(msg), true
+	}
+}
+
+// Err returns the reply's error message, if it carried one.
+func (r *Reply) Err() (string, bool) { return r.errMsg, r.hasErr }
+
+// setID and setModel keep the first id and model the reply named.
+func (r *Reply) setID(id string) {
+	if r.ID == "" && id != "" {
+		r.ID = strings.Clone(id)
+	}
+}
+
+func (r *Reply) setModel(model string) {
+	if r.Model == "" && model != "" {
+		r.Model = strings.Clone(model)
+	}
+}
+
+// Seal writes what the record knows beyond the merged meta into it, once
+// the reply has ended: the usage, and the cost (the upstream's own, else
+// from the prices table).
+func (r *Reply) Seal() {
+	if r.Usage.Known() {
+		r.Meta.Set(KeyUsage, r.Usage.AppendJSON(nil))
+		if !r.HasCost && len(r.Prices) > 0 {
+			model := r.Model
+			if model == "" {
+				model = r.RequestModel
+			}
+			if p, ok := PriceOf(r.Prices, model); ok {
+				r.SetCost(p.Cost(&r.Usage))
+			}
+		}
+	}
+	if r.HasCost {
+		r.Meta.Set(KeyCost, appendCost(nil, r.Cost))
+	}
+	if r.Timing {
+		r.Meta.Set(KeyTiming, r.appendTiming(nil, time.Now()))
+	}
+}
+
+// KeyTiming is the meta key of the module's own timing (SPEC 9.3).
+const KeyTiming = "timing"
+
+// WaitsForText reports whether a protocol should tell the record of the
+// first reply text it reads (SawText): timing is on and none came yet.
+func (r *Reply) WaitsForText() bool { return r.Timing && r.firstText.IsZero() }
+
+// SawText records the moment the first reply text went by.
+func (r *Reply) SawText() {
+	if r.WaitsForText() {
+		r.firstText = time.Now()
+	}
+}
+
+// appendTiming appends {"first_token_ms":N,"total_ms":N}, whole
+// milliseconds from Start; first_token_ms only when text came.
+func (r *Reply) appendTiming(dst []byte, end time.Time) []byte {
+	dst = append(dst, '{')
+	if !r.firstText.IsZero() {
+		dst = append(dst, `"first_token_ms":`...)
+		dst = strconv.AppendInt(dst, r.firstText.Sub(r.Start).Milliseconds(), 10)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"total_ms":`...)
+	dst = strconv.AppendInt(dst, end.Sub(r.Start).Milliseconds(), 10)
+	return append(dst, '}')
+}
+
+// readHead reads what a whole reply object (a Responses object, an
+// Anthropic message) says of itself: id, model, usage (read by the
+// protocol's usage reader), its cost, and its own meta.
+func (r *Reply) readHead(obj gjson.Result, readUsage func(gjson.Result) bool) {
+	r.setID(obj.Get("id").Str)
+	r.setModel(obj.Get("model").Str)
+	if u := obj.Get("usage"); u.IsObject() {
+		readUsage(u)
+		r.setCostFrom(u)
+	}
+	if m := obj.Get("meta"); m.IsObject() {
+		r.Meta.mergeResult(m)
+	}
+}

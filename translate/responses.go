@@ -1,0 +1,102 @@
+package translate
+
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// The OpenAI Responses API (SPEC 4.4): its events and its JSON reply, read
+// into a Reply, with the meta carried in the response object.
+
+// responsesDialect reads a Responses event stream. Every event passes as it
+// came except the terminal one, whose response object gains the meta.
+type responsesDialect struct {
+	w    *SSERewriter
+	item string // the output item whose text was read last
+}
+
+// responsesTerminal reports whether an event type ends a Responses stream.
+func responsesTerminal(t string) bool {
+	return t == "response.completed" || t == "response.incomplete" || t == "response.failed"
+}
+
+// The API has no [DONE], but some gateways add one after the terminal event.
+func (d *responsesDialect) doneEvent() verdict { return vForward }
+
+func (d *responsesDialect) object(_, _ []byte, s string, _ uint8) verdict {
+	rep := d.w.reply
+	t := gjson.Get(s, "type").Str
+	switch {
+	case t == "response.output_item.added" || t == "response.output_item.done":
+		responsesTool(gjson.Get(s, "item"), &rep.Meta)
+	case t == "response.output_text.delta":
+		rep.SawText()
+		if rep.WantContent {
+			if item := gjson.Get(s, "item_id").Str; item != d.item {
+				if d.item != "" {
+					rep.NextPart()
+				}
+				d.item = strings.Clone(item)
+			}
+			rep.AddText(gjson.Get(s, "delta").Str)
+		}
+	case t == "response.created":
+		resp := gjson.Get(s, "response")
+		rep.setID(resp.Get("id").Str)
+		rep.setModel(resp.Get("model").Str)
+	case responsesTerminal(t):
+		resp := gjson.Get(s, "response")
+		readResponse(resp, rep, false)
+		if t == "response.failed" {
+			msg := resp.Get("error.message").Str
+			if msg == "" {
+				msg = "Response failed"
+			}
+			rep.SetError(msg)
+		}
+		return vTerminal
+	}
+	return vForward
+}
+
+// end writes the terminal event with "meta" in its response object; a
+// stream without one gets no meta (SPEC 4.4).
+func (d *responsesDialect) end(term []byte) {
+	d.w.endSpliced(term, "response")
+}
+
+// responsesTool adds the tool name an output item gives (SPEC 4.4):
+// function_call, custom_tool_call and mcp_call items their name, any other
+// type ending in _call its type without _call.
+func responsesTool(item gjson.Result, m *Meta) {
+	t := item.Get("type").Str
+	switch {
+	case t == "function_call" || t == "custom_tool_call" || t == "mcp_call":
+		if n := item.Get("name"); n.Type == gjson.String {
+			m.AddTool(n.Str)
+		}
+	case strings.HasSuffix(t, "_call") && len(t) > len("_call"):
+		m.AddTool(strings.TrimSuffix(t, "_call"))
+	}
+}
+
+// readResponse reads a response object (a JSON reply, or a terminal
+// event's): id, model, usage, its own meta, the tools of its output items,
+// and, with text, the text of its message items' output_text parts.
+func readResponse(resp gjson.Result, rep *Reply, text bool) {
+	rep.readHead(resp, rep.Usage.ReadResponses)
+	resp.Get("output").ForEach(func(_, item gjson.Result) bool {
+		responsesTool(item, &rep.Meta)
+		if text && item.Get("type").Str == "message" {
+			rep.NextPart()
+			item.Get("content").ForEach(func(_, part gjson.Result) bool {
+				if part.Get("type").Str == "output_text" {
+					rep.AddText(part.Get("text").Str)
+				}
+				return true
+			})
+		}
+		return true
+	})
+}
