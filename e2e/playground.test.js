@@ -11,13 +11,15 @@
 // CHROMIUM overrides /usr/bin/chromium; E2E_TIMING=1 prints how long each
 // step of a chat took.
 //
-// Checks that need llm_meta features still being built are switched on by
-// environment variables, so that the test passes before they land:
+// Checks of llm_meta's meta for the Responses and Anthropic protocols and of
+// its usage and cost can be narrowed by environment variables, for a build
+// of llm_meta that predates them:
 //   E2E_PROTOCOLS=chat,responses,anthropic  protocols whose replies get meta
-//       from llm_meta (tools_used chips, run-once content); default chat.
-//       The reply text of every protocol is checked whatever this says.
+//       from llm_meta (tools_used chips, run-once content); default all
+//       three. The reply text of every protocol is checked whatever this says.
 //   E2E_USAGE=1  llm_meta adds meta.usage and meta.cost_usd: the usage line
-//       under demo-openrouter replies must show tokens and the cost.
+//       under demo-openrouter replies must show tokens and the cost; default
+//       1, 0 skips the check.
 'use strict';
 
 const { test, before, after, describe } = require('node:test');
@@ -33,8 +35,8 @@ const REPO = path.resolve(__dirname, '..');
 const SHOTS = path.join(__dirname, 'screenshots');
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const TOKEN = 'e2e-secret-token';
-const META_PROTOCOLS = (process.env.E2E_PROTOCOLS || 'chat').split(',').map((p) => p.trim()).filter(Boolean);
-const USAGE = process.env.E2E_USAGE === '1';
+const META_PROTOCOLS = (process.env.E2E_PROTOCOLS || 'chat,responses,anthropic').split(',').map((p) => p.trim()).filter(Boolean);
+const USAGE = (process.env.E2E_USAGE || '1') === '1';
 for (const p of META_PROTOCOLS) {
   assert.ok(['chat', 'responses', 'anthropic'].includes(p), `E2E_PROTOCOLS: unknown protocol ${p}`);
 }
@@ -728,7 +730,7 @@ describe('playground in Chromium through llm_meta', { timeout: 300_000 }, () => 
 
   // With llm_meta's usage and cost (E2E_USAGE=1): demo-openrouter reports
   // usage.cost, and the second turn of a conversation has cached tokens.
-  test('usage line under demo-openrouter replies', { skip: !USAGE && 'E2E_USAGE is not 1: llm_meta does not add meta.usage and meta.cost_usd yet' }, async () => {
+  test('usage line under demo-openrouter replies', { skip: !USAGE && 'E2E_USAGE=0: llm_meta is not asked for meta.usage and meta.cost_usd' }, async () => {
     for (const endpoint of META_PROTOCOLS) {
       for (const mode of ['stream', 'json']) {
         const what = `${endpoint}, ${mode}`;
