@@ -62,15 +62,22 @@ func chat(t *testing.T, body string) *httptest.ResponseRecorder {
 	return serve(t, newHandler(t, 0), http.MethodPost, "/v1/chat/completions", body)
 }
 
-// sseData checks the SSE framing (every event one `data: ` line and a blank
-// line, data JSON or [DONE], [DONE] last and only last) and returns the data.
-func sseData(t *testing.T, body string) []string {
+// sseEvents splits a stream the demo wrote into its events: each ends with
+// a blank line (the last one too), and none is empty.
+func sseEvents(t *testing.T, body string) []string {
 	t.Helper()
 	if !strings.HasSuffix(body, "\n\n") {
 		t.Fatalf("stream does not end with a blank line: %q", body)
 	}
+	return strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n")
+}
+
+// sseData checks the SSE framing (every event one `data: ` line and a blank
+// line, data JSON or [DONE], [DONE] last and only last) and returns the data.
+func sseData(t *testing.T, body string) []string {
+	t.Helper()
 	var out []string
-	for ev := range strings.SplitSeq(strings.TrimSuffix(body, "\n\n"), "\n\n") {
+	for _, ev := range sseEvents(t, body) {
 		data, ok := strings.CutPrefix(ev, "data: ")
 		if !ok || strings.Contains(data, "\n") {
 			t.Fatalf("event is not one data line: %q", ev)
@@ -152,4 +159,40 @@ func wantHeader(t *testing.T, w *httptest.ResponseRecorder, name, value string) 
 	if got := w.Header().Get(name); got != value {
 		t.Errorf("header %s = %q, want %q", name, got, value)
 	}
+}
+
+// namedEvent is one event of a Responses or Anthropic stream.
+type namedEvent struct {
+	name string
+	data []byte
+}
+
+// namedEvents checks the framing of those APIs (every event an `event:`
+// line and one `data:` line of JSON whose "type" is the event's name, then a
+// blank line; no [DONE]) and returns the events.
+func namedEvents(t *testing.T, body string) []namedEvent {
+	t.Helper()
+	var out []namedEvent
+	for _, ev := range sseEvents(t, body) {
+		name, data, ok := strings.Cut(ev, "\n")
+		name, okName := strings.CutPrefix(name, "event: ")
+		data, okData := strings.CutPrefix(data, "data: ")
+		if !ok || !okName || !okData || strings.Contains(data, "\n") {
+			t.Fatalf("event is not an event line and one data line: %q", ev)
+		}
+		var typed struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal([]byte(data), &typed); err != nil || typed.Type != name {
+			t.Fatalf("data of event %q is not JSON of that type (%v): %s", name, err, data)
+		}
+		out = append(out, namedEvent{name, []byte(data)})
+	}
+	return out
+}
+
+// post posts body to path with no pause.
+func post(t *testing.T, path, body string) *httptest.ResponseRecorder {
+	t.Helper()
+	return serve(t, newHandler(t, 0), http.MethodPost, path, body)
 }

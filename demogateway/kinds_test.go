@@ -214,13 +214,17 @@ func TestOtherPathsGoNext(t *testing.T) {
 		{http.MethodPost, "/v1/embeddings"},
 		{http.MethodPost, "/v1/models"},
 		{http.MethodPost, "/v1/chat/completions/x"},
+		{http.MethodPost, "/v1/messages/count_tokens"},
+		{http.MethodGet, "/v1/responses/resp_demo"},
 	} {
 		if w := serve(t, h, tc[0], tc[1], "{}"); w.Code != http.StatusTeapot {
 			t.Errorf("%s %s: status %d, want next handler's 418", tc[0], tc[1], w.Code)
 		}
 	}
 	// any prefix works, like gateways mounted under a base path
-	if w := serve(t, h, http.MethodPost, "/openai/deployments/x/chat/completions", "{}"); w.Code != http.StatusOK {
-		t.Errorf("prefixed path: status %d", w.Code)
+	for _, p := range []string{"/openai/deployments/x/chat/completions", "/api/v1/responses", "/anthropic/v1/messages"} {
+		if w := serve(t, h, http.MethodPost, p, "{}"); w.Code != http.StatusOK {
+			t.Errorf("prefixed path %s: status %d", p, w.Code)
+		}
 	}
 }

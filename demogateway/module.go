@@ -1,13 +1,20 @@
 // Package demogateway is a built-in stand-in for an LLM gateway, so that the
 // example Caddyfile runs on a fresh machine with no model and no keys and
-// still shows everything llm_meta does: OpenAI JSON and SSE replies with tool
-// calls, an Agent Hustle data stream, an AI SDK UI message stream and
-// structured JSON replies.
+// still shows everything llm_meta does: OpenAI chat JSON and SSE replies with
+// tool calls, the OpenAI Responses API, Anthropic Messages, an Agent Hustle
+// data stream, an AI SDK UI message stream and structured JSON replies.
 //
 // Its replies are canned and deterministic; only the echo of the last user
 // message changes, so that a user sees the round trip.
 //
-// The request's model picks the reply (GET …/models lists these names):
+// Paths (any prefix, like gateways mounted under a base path):
+//
+//	POST …/chat/completions  OpenAI chat completions, JSON or SSE
+//	POST …/responses         OpenAI Responses API, JSON or its event stream
+//	POST …/messages          Anthropic Messages, JSON or its event stream
+//	GET  …/models            the model names below
+//
+// On chat completions the request's model picks the reply:
 //
 //	demo-hustle      Agent Hustle: Vercel AI SDK data stream v1, always streamed
 //	demo-ui          AI SDK 5 UI message stream, always streamed
@@ -17,7 +24,22 @@
 //	anything else    OpenAI: tool calls (two parallel ones when the message
 //	                 mentions "weather"), text, usage and a gateway meta table
 //
-// Model names match by substring, tried in that order. Usage:
+// Model names match by substring, tried in that order. Responses and
+// Messages know "structured" and "plain" the same way; every other model
+// (Hustle and UI included: those are chat-gateway protocols) gets the tool
+// calls and the text, as function_call items / tool_use blocks, in the
+// API's own shape and with no gateway meta (OpenAI and Anthropic send none).
+//
+// Usage is in each protocol's own shape and counts the same tokens in all of
+// them: the input (about four characters a token), of which the messages
+// before the last are "cached" as a provider's prompt cache would serve
+// them, and the output. Chat streams end with the usage chunk only when the
+// request asks for it (stream_options.include_usage), as OpenAI's do. A model
+// whose name contains "openrouter" (demo-openrouter) also reports the reply's
+// price in USD as "cost" in its usage object, as OpenRouter does, in all
+// three protocols.
+//
+// Usage:
 //
 //	:8081 {
 //		llm_meta_demo {
@@ -46,9 +68,9 @@ func init() {
 	caddy.RegisterModule(Handler{})
 }
 
-// Handler answers OpenAI-style chat completion and model list requests with
-// canned replies in the formats real gateways use. It is a terminal handler
-// for the paths it serves (`POST …/chat/completions`, `GET …/models`); any
+// Handler answers chat completion, Responses, Messages and model list
+// requests with canned replies in the formats real gateways use. It is a
+// terminal handler for the paths it serves (see the package comment); any
 // other request goes to the next handler.
 type Handler struct {
 	// Pause between two events of a streamed reply, so that it arrives like a
@@ -86,43 +108,88 @@ func (h *Handler) Validate() error {
 	return nil
 }
 
+// protocol is the API a request came in on.
+type protocol int
+
+const (
+	protoChat protocol = iota
+	protoResponses
+	protoMessages
+)
+
+// protocolOf tells which API a path belongs to.
+func protocolOf(path string) (protocol, bool) {
+	switch {
+	case strings.HasSuffix(path, "/chat/completions"):
+		return protoChat, true
+	case strings.HasSuffix(path, "/responses"):
+		return protoResponses, true
+	case strings.HasSuffix(path, "/messages"):
+		return protoMessages, true
+	}
+	return 0, false
+}
+
 // ServeHTTP answers the gateway paths and passes everything else on.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	switch {
-	case strings.HasSuffix(r.URL.Path, "/chat/completions"):
+	if proto, ok := protocolOf(r.URL.Path); ok {
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)
-			writeError(w, http.StatusMethodNotAllowed, "Only POST is allowed on "+r.URL.Path+".")
+			writeProtocolError(w, proto, &requestError{http.StatusMethodNotAllowed, "Only POST is allowed on " + r.URL.Path + "."})
 			return nil
 		}
-		return h.serveChat(w, r)
-	case strings.HasSuffix(r.URL.Path, "/models") && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		return h.serve(w, r, proto)
+	}
+	if strings.HasSuffix(r.URL.Path, "/models") && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		return serveModels(w, r)
 	}
 	return next.ServeHTTP(w, r)
 }
 
-// serveChat reads the request, picks the reply kind and writes it.
-func (h *Handler) serveChat(w http.ResponseWriter, r *http.Request) error {
+// readRequest decodes the request of any protocol into the chat request the
+// canned replies are made from.
+func readRequest(w http.ResponseWriter, r *http.Request, proto protocol) (*chatRequest, error) {
+	switch proto {
+	case protoResponses:
+		return readResponsesRequest(w, r)
+	case protoMessages:
+		return readMessagesRequest(w, r)
+	}
+	return readChatRequest(w, r)
+}
+
+// writeProtocolError answers a request error in the API's own error shape.
+func writeProtocolError(w http.ResponseWriter, proto protocol, err error) {
+	if proto == protoMessages {
+		writeAnthropicError(w, err)
+		return
+	}
+	writeRequestError(w, err)
+}
+
+// serve reads the request, picks the reply and writes it.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, proto protocol) error {
 	start := time.Now()
-	req, err := readChatRequest(w, r)
+	req, err := readRequest(w, r, proto)
 	if err != nil {
-		writeRequestError(w, err)
+		writeProtocolError(w, proto, err)
 		return nil
 	}
-	kind := req.kind()
 	s := newStreamer(w, r.Context(), h.pause)
 	defer s.stop()
 
-	switch kind {
-	case kindHustle:
-		err = serveHustle(s, req)
-	case kindUI:
-		err = serveUIStream(s, req)
-	case kindStructured:
-		err = serveStructured(s, req)
+	var kind string
+	switch proto {
+	case protoResponses:
+		kind = "responses"
+		err = serveResponses(s, req)
+	case protoMessages:
+		kind = "messages"
+		err = serveMessages(s, req)
 	default:
-		err = serveOpenAI(s, req, kind == kindPlain)
+		k := req.kind()
+		kind = k.String()
+		err = serveChat(s, req, k)
 	}
 	// A client that left is not an error of ours: the reply simply stops.
 	// Anything else already reached the client as a partial reply, so it is
@@ -130,7 +197,7 @@ func (h *Handler) serveChat(w http.ResponseWriter, r *http.Request) error {
 	// over a response that has started.
 	if c := h.logger.Check(zap.DebugLevel, "demo reply"); c != nil {
 		c.Write(
-			zap.String("kind", kind.String()),
+			zap.String("kind", kind),
 			zap.Bool("stream", req.Stream),
 			zap.Int("events", s.events),
 			zap.Duration("duration", time.Since(start)),
@@ -138,6 +205,19 @@ func (h *Handler) serveChat(w http.ResponseWriter, r *http.Request) error {
 		)
 	}
 	return nil
+}
+
+// serveChat answers a chat completion in the gateway format of kind.
+func serveChat(s *streamer, req *chatRequest, kind replyKind) error {
+	switch kind {
+	case kindHustle:
+		return serveHustle(s, req)
+	case kindUI:
+		return serveUIStream(s, req)
+	case kindStructured:
+		return serveStructured(s, req)
+	}
+	return serveOpenAI(s, req, kind == kindPlain)
 }
 
 // Interface guards

@@ -24,7 +24,9 @@ type chunk struct {
 	Created int64         `json:"created"`
 	Model   string        `json:"model"`
 	Choices []chunkChoice `json:"choices"`
-	Usage   *usage        `json:"usage,omitempty"`
+	// Usage is absent unless the request asked for usage; then it is null
+	// on every chunk but the usage chunk, as OpenAI sends it.
+	Usage json.RawMessage `json:"usage,omitempty"`
 }
 
 type chunkChoice struct {
@@ -51,12 +53,6 @@ type toolCallDelta struct {
 type functionDelta struct {
 	Name      string `json:"name,omitempty"`
 	Arguments string `json:"arguments"`
-}
-
-type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
 }
 
 // completion is an OpenAI chat.completion, plus the gateway contract's
@@ -137,10 +133,6 @@ func completionTokens(text string, tools []toolCall) int {
 	return max(1, n/4)
 }
 
-func newUsage(prompt, completion int) usage {
-	return usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
-}
-
 // serveOpenAI answers like OpenAI: a chunk stream or a chat.completion.
 // The demo plays a gateway that runs the tools itself, so a reply carries
 // both the tool calls and the text written after them, and ends with "stop".
@@ -150,7 +142,7 @@ func serveOpenAI(s *streamer, req *chatRequest, plain bool) error {
 		tools = req.tools()
 	}
 	text := openAIText(req, tools, plain)
-	u := newUsage(req.promptTokens(), completionTokens(text, tools))
+	u := req.tokens(completionTokens(text, tools)).chat()
 
 	if !req.Stream {
 		msg := respMessage{Role: "assistant", Content: text}
@@ -166,7 +158,7 @@ func serveOpenAI(s *streamer, req *chatRequest, plain bool) error {
 		return writeJSON(s.w, http.StatusOK, c)
 	}
 
-	cs := chunkStream{s: s, model: req.model()}
+	cs := newChunkStream(s, req)
 	if err := s.begin(sseHeader()); err != nil {
 		return err
 	}
@@ -194,30 +186,45 @@ func serveOpenAI(s *streamer, req *chatRequest, plain bool) error {
 	if len(tools) > 0 {
 		meta = toolsTable(tools)
 	}
-	return cs.finish("stop", u, req.includeUsage(), meta)
+	return cs.finish("stop", u, meta)
 }
 
 // chunkStream writes the chunks of one OpenAI-style stream.
 type chunkStream struct {
 	s     *streamer
 	model string
+	// withUsage: the request asked for usage (stream_options.include_usage),
+	// so every chunk carries "usage" (null) and a usage chunk ends the stream.
+	withUsage bool
+}
+
+func newChunkStream(s *streamer, req *chatRequest) *chunkStream {
+	return &chunkStream{s: s, model: req.model(), withUsage: req.includeUsage()}
 }
 
 func (cs *chunkStream) send(d delta, finish *string) error {
-	return cs.s.sendSSE(chunk{ID: demoChatID, Object: "chat.completion.chunk", Created: demoCreated,
-		Model: cs.model, Choices: []chunkChoice{{Delta: d, FinishReason: finish}}})
+	c := chunk{ID: demoChatID, Object: "chat.completion.chunk", Created: demoCreated,
+		Model: cs.model, Choices: []chunkChoice{{Delta: d, FinishReason: finish}}}
+	if cs.withUsage {
+		c.Usage = json.RawMessage("null")
+	}
+	return cs.s.sendSSE(c)
 }
 
 // finish writes the finish_reason chunk, the usage chunk when asked for (with
-// empty choices, as OpenAI does), the gateway's meta-only event when there is
-// meta, and [DONE].
-func (cs *chunkStream) finish(reason string, u usage, withUsage bool, meta *gatewayMeta) error {
+// empty choices, as OpenAI does; never otherwise), the gateway's meta-only
+// event when there is meta, and [DONE].
+func (cs *chunkStream) finish(reason string, u usage, meta *gatewayMeta) error {
 	if err := cs.send(delta{}, &reason); err != nil {
 		return err
 	}
-	if withUsage {
-		err := cs.s.sendSSE(chunk{ID: demoChatID, Object: "chat.completion.chunk", Created: demoCreated,
-			Model: cs.model, Choices: []chunkChoice{}, Usage: &u})
+	if cs.withUsage {
+		b, err := json.Marshal(u)
+		if err != nil {
+			return err
+		}
+		err = cs.s.sendSSE(chunk{ID: demoChatID, Object: "chat.completion.chunk", Created: demoCreated,
+			Model: cs.model, Choices: []chunkChoice{}, Usage: b})
 		if err != nil {
 			return err
 		}

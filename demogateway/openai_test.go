@@ -67,10 +67,16 @@ func TestOpenAIStreamOneTool(t *testing.T) {
 	if fin.Choices[0].FinishReason == nil || *fin.Choices[0].FinishReason != "stop" {
 		t.Errorf("no finish chunk before usage: %+v", fin)
 	}
-	u := cs[len(cs)-1]
-	if !strings.Contains(data[n-3], `"choices":[]`) || u.Usage == nil ||
-		u.Usage.TotalTokens != u.Usage.PromptTokens+u.Usage.CompletionTokens || u.Usage.PromptTokens == 0 {
+	u := decode[usage](t, cs[len(cs)-1].Usage)
+	if !strings.Contains(data[n-3], `"choices":[]`) ||
+		u.TotalTokens != u.PromptTokens+u.CompletionTokens || u.PromptTokens == 0 || u.CompletionTokens == 0 {
 		t.Errorf("bad usage chunk: %s", data[n-3])
+	}
+	// With include_usage, OpenAI sends "usage": null on every other chunk.
+	for i, d := range data[:n-3] {
+		if !strings.HasSuffix(d, `,"usage":null}`) {
+			t.Errorf("chunk %d without \"usage\":null: %s", i, d)
+		}
 	}
 	if want := `{"meta":{"structured_result":{"type":"table","headers":["Tool","Status"],"rows":[["launcher","ok"]]}}}`; data[n-2] != want {
 		t.Errorf("meta event = %s, want %s", data[n-2], want)

@@ -48,27 +48,37 @@ type requestError struct {
 
 func (e *requestError) Error() string { return e.msg }
 
-// readChatRequest decodes the body, answering the errors OpenAI would.
+// readChatRequest decodes a chat completion request.
 func readChatRequest(w http.ResponseWriter, r *http.Request) (*chatRequest, error) {
+	var req chatRequest
+	if err := decodeBody(w, r, &req); err != nil {
+		return nil, err
+	}
+	return &req, nil
+}
+
+// decodeBody reads the JSON object of a request into v, answering the
+// errors OpenAI would (Anthropic answers the same cases with the same
+// statuses).
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return nil, &requestError{http.StatusRequestEntityTooLarge,
+			return &requestError{http.StatusRequestEntityTooLarge,
 				fmt.Sprintf("Request body larger than %d bytes.", maxBodyBytes)}
 		}
-		return nil, &requestError{http.StatusBadRequest, "Could not read the request body."}
+		return &requestError{http.StatusBadRequest, "Could not read the request body."}
 	}
-	var req chatRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, &requestError{http.StatusBadRequest,
+	if err := json.Unmarshal(body, v); err != nil {
+		return &requestError{http.StatusBadRequest,
 			"We could not parse the JSON body of your request. (" + err.Error() + ")"}
 	}
-	// "null" decodes into the zero struct without error; OpenAI wants an object.
+	// "null" decodes into the zero struct without error; the APIs want an object.
 	if b := strings.TrimSpace(string(body)); !strings.HasPrefix(b, "{") {
-		return nil, &requestError{http.StatusBadRequest,
+		return &requestError{http.StatusBadRequest,
 			"We could not parse the JSON body of your request: expected a JSON object."}
 	}
-	return &req, nil
+	return nil
 }
 
 // model is the model to report in replies.
@@ -109,7 +119,9 @@ func messageText(raw json.RawMessage) string {
 	}
 	var texts []string
 	for _, p := range parts {
-		if p.Type == "text" {
+		// "text" in chat and Anthropic messages, "input_text" and
+		// "output_text" in Responses input items.
+		if p.Type == "text" || p.Type == "input_text" || p.Type == "output_text" {
 			texts = append(texts, p.Text)
 		}
 	}
@@ -136,6 +148,22 @@ func (c *chatRequest) promptTokens() int {
 		n += utf8.RuneCountInString(messageText(m.Content))
 	}
 	return max(1, n/4)
+}
+
+// cachedTokens is the part of promptTokens a provider's prompt cache would
+// serve: every message but the last, which a chat sends again each turn.
+func (c *chatRequest) cachedTokens() int {
+	n := 0
+	for _, m := range c.Messages[:max(0, len(c.Messages)-1)] {
+		n += utf8.RuneCountInString(messageText(m.Content))
+	}
+	return min(n/4, c.promptTokens())
+}
+
+// reportsCost says whether the model plays OpenRouter, which puts the
+// reply's price in USD into the usage object as "cost".
+func (c *chatRequest) reportsCost() bool {
+	return strings.Contains(strings.ToLower(c.Model), "openrouter")
 }
 
 // mentions reports whether the last user message contains word, ignoring case.

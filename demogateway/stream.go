@@ -97,6 +97,22 @@ func (s *streamer) sendSSERaw(data []byte) error {
 	return s.send(b)
 }
 
+// sendEvent sends v as one named SSE event, `event: NAME` then `data: JSON`,
+// as the Responses and Anthropic Messages APIs frame every event.
+func (s *streamer) sendEvent(name string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b := make([]byte, 0, len(name)+len(data)+16)
+	b = append(b, "event: "...)
+	b = append(b, name...)
+	b = append(b, "\ndata: "...)
+	b = append(b, data...)
+	b = append(b, "\n\n"...)
+	return s.send(b)
+}
+
 // sendDone ends an OpenAI-style or UI message stream.
 func (s *streamer) sendDone() error {
 	return s.sendSSERaw([]byte("[DONE]"))

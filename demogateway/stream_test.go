@@ -62,12 +62,15 @@ func (f *flushCounter) Flush() {
 // A client that leaves stops the stream at once, in a pause or without one.
 func TestCancelStopsStream(t *testing.T) {
 	for _, pause := range []time.Duration{0, time.Hour} {
-		for _, body := range []string{
-			hustleBody,
-			`{"model":"demo-ui"}`,
-			`{"model":"demo-openai","stream":true}`,
-			`{"model":"demo-structured","stream":true}`,
+		for _, tc := range [][2]string{
+			{"/v1/chat/completions", hustleBody},
+			{"/v1/chat/completions", `{"model":"demo-ui"}`},
+			{"/v1/chat/completions", `{"model":"demo-openai","stream":true}`},
+			{"/v1/chat/completions", `{"model":"demo-structured","stream":true}`},
+			{"/v1/responses", `{"model":"demo-openai","stream":true}`},
+			{"/v1/messages", `{"model":"demo-openai","stream":true}`},
 		} {
+			path, body := tc[0], tc[1]
 			h := newHandler(t, pause)
 			ctx, cancel := context.WithCancel(t.Context())
 			// Flush 1 is the header, then one per event. With a pause of an hour
@@ -77,7 +80,7 @@ func TestCancelStopsStream(t *testing.T) {
 				cancelAt = 2
 			}
 			w := &flushCounter{ResponseRecorder: httptest.NewRecorder(), cancelAt: cancelAt, cancel: cancel}
-			r := httptest.NewRequestWithContext(ctx, http.MethodPost, "/v1/chat/completions", strings.NewReader(body))
+			r := httptest.NewRequestWithContext(ctx, http.MethodPost, path, strings.NewReader(body))
 			start := time.Now()
 			if err := h.ServeHTTP(w, r, nextTeapot); err != nil {
 				t.Fatal(err)

@@ -77,7 +77,7 @@ func serveStructured(s *streamer, req *chatRequest) error {
 		return err
 	}
 	content := string(b)
-	u := newUsage(req.promptTokens(), completionTokens(content, nil))
+	u := req.tokens(completionTokens(content, nil)).chat()
 
 	if !req.Stream {
 		return writeJSON(s.w, http.StatusOK, completion{ID: demoChatID, Object: "chat.completion",
@@ -85,7 +85,7 @@ func serveStructured(s *streamer, req *chatRequest) error {
 			Choices: []completionChoice{{Message: respMessage{Role: "assistant", Content: content}, FinishReason: "stop"}}})
 	}
 
-	cs := chunkStream{s: s, model: req.model()}
+	cs := newChunkStream(s, req)
 	if err := s.begin(sseHeader()); err != nil {
 		return err
 	}
@@ -97,5 +97,5 @@ func serveStructured(s *streamer, req *chatRequest) error {
 			return err
 		}
 	}
-	return cs.finish("stop", u, req.includeUsage(), nil)
+	return cs.finish("stop", u, nil)
 }

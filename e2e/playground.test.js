@@ -10,6 +10,16 @@
 // Without LLM_META_CADDY the test builds ./cmd/caddy with `go build`.
 // CHROMIUM overrides /usr/bin/chromium; E2E_TIMING=1 prints how long each
 // step of a chat took.
+//
+// Checks of llm_meta's meta for the Responses and Anthropic protocols and of
+// its usage and cost can be narrowed by environment variables, for a build
+// of llm_meta that predates them:
+//   E2E_PROTOCOLS=chat,responses,anthropic  protocols whose replies get meta
+//       from llm_meta (tools_used chips, run-once content); default all
+//       three. The reply text of every protocol is checked whatever this says.
+//   E2E_USAGE=1  llm_meta adds meta.usage and meta.cost_usd: the usage line
+//       under demo-openrouter replies must show tokens and the cost; default
+//       1, 0 skips the check.
 'use strict';
 
 const { test, before, after, describe } = require('node:test');
@@ -25,6 +35,11 @@ const REPO = path.resolve(__dirname, '..');
 const SHOTS = path.join(__dirname, 'screenshots');
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const TOKEN = 'e2e-secret-token';
+const META_PROTOCOLS = (process.env.E2E_PROTOCOLS || 'chat,responses,anthropic').split(',').map((p) => p.trim()).filter(Boolean);
+const USAGE = (process.env.E2E_USAGE || '1') === '1';
+for (const p of META_PROTOCOLS) {
+  assert.ok(['chat', 'responses', 'anthropic'].includes(p), `E2E_PROTOCOLS: unknown protocol ${p}`);
+}
 
 // The page's helpers, loaded as the browser loads them.
 const app = require(path.join(REPO, 'playground', 'app.js'));
@@ -67,6 +82,14 @@ describe('playground helpers', () => {
 
   test('content and error extraction', () => {
     assert.equal(app.contentOf({ content: 'x', meta: {} }), 'x');
+    assert.equal(app.contentOf({ object: 'response', output: [
+      { type: 'function_call', name: 'f', arguments: '{}' },
+      { type: 'message', content: [{ type: 'output_text', text: 'a' }, { type: 'refusal', refusal: 'r' }, { type: 'output_text', text: 'b' }] },
+      { type: 'message', content: [{ type: 'output_text', text: 'c' }] }] }), 'ab\nc');
+    assert.equal(app.contentOf({ object: 'response', output: [{ type: 'function_call', name: 'f' }] }), null);
+    assert.equal(app.contentOf({ type: 'message', content: [{ type: 'tool_use', name: 't', input: {} },
+      { type: 'text', text: 'x' }, { type: 'text', text: 'y' }] }), 'x\ny');
+    assert.equal(app.errorMessage({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, '', 529, ''), 'Overloaded');
     assert.equal(app.contentOf({ choices: [{ message: { content: [{ type: 'text', text: 'a' }, { text: 'b' }] } }] }), 'a\nb');
     assert.equal(app.contentOf({ choices: [{ text: 't' }] }), 't');
     assert.equal(app.errorMessage({ error: 'Unauthorized' }, '', 401, 'Unauthorized'), 'Unauthorized');
@@ -74,17 +97,94 @@ describe('playground helpers', () => {
     assert.equal(app.errorMessage(null, '', 502, 'Bad Gateway'), '502 Bad Gateway');
   });
 
-  test('requests: OpenAI path and edge endpoint', () => {
+  test('requests: every protocol, streamed, JSON and run-once, and the edge endpoint', () => {
     const hist = [{ role: 'user', content: 'hi' }];
-    const s = { model: 'demo-ui', endpoint: 'openai', mode: 'run-once', structured: true, baseUrl: 'http://x/', token: '', sessionId: 's1' };
+    const s = { model: 'demo-ui', endpoint: 'chat', mode: 'run-once', structured: true, baseUrl: 'http://x/', token: '', sessionId: 's1' };
     let r = app.buildRequest(s, hist);
     assert.equal(r.url, 'http://x/v1/chat/completions');
     assert.deepEqual(r.body, { model: 'demo-ui', messages: hist, stream: true, run_once: true, enable_structured_output: true });
+    r = app.buildRequest({ ...s, mode: 'json' }, hist);
+    assert.deepEqual(r.body, { model: 'demo-ui', messages: hist, stream: false, enable_structured_output: true });
+
+    // Structured mode is for chat completions: never sent on the other two.
+    r = app.buildRequest({ ...s, endpoint: 'responses', mode: 'stream' }, hist);
+    assert.equal(r.url, 'http://x/v1/responses');
+    assert.deepEqual(r.body, { model: 'demo-ui', input: hist, stream: true });
+    r = app.buildRequest({ ...s, endpoint: 'responses' }, hist);
+    assert.deepEqual(r.body, { model: 'demo-ui', input: hist, stream: true, run_once: true });
+    r = app.buildRequest({ ...s, endpoint: 'anthropic', mode: 'json' }, hist);
+    assert.equal(r.url, 'http://x/v1/messages');
+    assert.equal(r.headers['anthropic-version'], '2023-06-01');
+    assert.deepEqual(r.body, { model: 'demo-ui', max_tokens: 1024, messages: hist, stream: false });
+
     r = app.buildRequest({ ...s, endpoint: 'edge', mode: 'stream', structured: false, token: 't' }, hist);
     assert.equal(r.url, 'http://x/functions/v1/jarvis');
     assert.equal(r.headers['x-stream'], 'true');
     assert.equal(r.headers.Authorization, 'Bearer t');
     assert.deepEqual(r.body, { message: 'hi', messages: hist, session_id: 's1', model: 'demo-ui' });
+  });
+
+  // A view that records what handleEvent does to it; appendPart is the
+  // page's own.
+  const recorder = () => ({
+    text: '', reasoning: '', meta: {}, errors: [], notes: [], info: { events: 0, nonJSON: 0 },
+    appendPart: app.AssistantView.prototype.appendPart,
+    appendText(t) { this.text += t; },
+    appendReasoning(t) { this.reasoning += t; },
+    addMeta(m) { this.meta = app.mergeMeta(this.meta, m); },
+    addError(m) { this.errors.push(m); },
+    addNote(m) { this.notes.push(m); },
+  });
+  const feed = (events) => {
+    const view = recorder();
+    for (const e of events) app.handleEvent(view, { event: e.type || 'message', data: typeof e === 'string' ? e : JSON.stringify(e) });
+    return view;
+  };
+
+  test('stream events: chat chunks, Responses and Anthropic events, their meta, parts on new lines, errors', () => {
+    let v = feed([{ choices: [{ delta: { content: 'a' } }] }, { choices: [{ delta: { content: 'b' }, finish_reason: 'stop' }] },
+      { choices: [], meta: { tools_used: ['t'] } }, '[DONE]']);
+    assert.deepEqual([v.text, v.meta, v.info.done, v.info.finishReason], ['ab', { tools_used: ['t'] }, true, 'stop']);
+
+    v = feed([{ type: 'response.created', response: { status: 'in_progress', output: [] } },
+      { type: 'response.output_text.delta', item_id: 'm1', delta: 'a' }, { type: 'response.output_text.delta', item_id: 'm1', delta: 'b' },
+      { type: 'response.output_text.delta', item_id: 'm2', delta: 'c' },
+      { type: 'response.completed', response: { status: 'completed', usage: { input_tokens: 1 }, meta: { tools_used: ['x'] } } }]);
+    assert.deepEqual([v.text, v.meta, v.info.done, v.info.finishReason, v.info.usage],
+      ['ab\nc', { tools_used: ['x'] }, true, 'completed', { input_tokens: 1 }]);
+    v = feed([{ type: 'response.output_text.delta', item_id: 'm1', delta: 'a' },
+      { type: 'error', code: 'server_error', message: 'boom' },
+      { type: 'response.failed', response: { status: 'failed', error: { message: 'it failed' } } }]);
+    assert.deepEqual([v.text, v.errors, v.info.done], ['a', ['boom', 'it failed'], true]);
+
+    v = feed([{ type: 'message_start', message: { usage: { input_tokens: 5, output_tokens: 1 } } }, { type: 'ping' },
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'a' } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{}' } },
+      { type: 'content_block_delta', index: 2, delta: { type: 'text_delta', text: 'b' } },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 9 } },
+      { type: 'message_stop', meta: { tools_used: ['y'] } }]);
+    assert.deepEqual([v.text, v.meta, v.info.done, v.info.finishReason, v.info.usage],
+      ['a\nb', { tools_used: ['y'] }, true, 'end_turn', { input_tokens: 5, output_tokens: 9 }]);
+    v = feed([{ type: 'message_start', message: {} }, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }]);
+    assert.deepEqual([v.errors, v.info.done], [['Overloaded'], undefined]);
+  });
+
+  test('usage line: only the parts present, costs never in exponent notation', () => {
+    const line = (m) => app.usageParts(m).map((p) => `${p.testid}=${p.text}`);
+    assert.deepEqual(line({}), []);
+    assert.deepEqual(line({ usage: {}, timing: {} }), []);
+    assert.deepEqual(line({ usage: { input_tokens: 1200, output_tokens: 45, cached_input_tokens: 1000 }, cost_usd: 0.0123,
+      timing: { first_token_ms: 85, total_ms: 900 } }),
+    ['usage-tokens=Tokens: 1,200 in (1,000 cached) / 45 out', 'usage-cost=$0.0123', 'usage-ttft=first token 85 ms']);
+    assert.deepEqual(line({ usage: { input_tokens: 3, output_tokens: 0, cached_input_tokens: 0 } }),
+      ['usage-tokens=Tokens: 3 in (0 cached) / 0 out']);
+    assert.deepEqual(line({ usage: { output_tokens: 7 }, cost_usd: 0 }), ['usage-tokens=Tokens: 7 out', 'usage-cost=$0']);
+    assert.deepEqual(line({ cost_usd: '1', timing: { first_token_ms: 0 } }), ['usage-ttft=first token 0 ms']);
+    assert.equal(app.formatUSD(0.00002205), '$0.0000221');
+    assert.equal(app.formatUSD(7.5e-7), '$0.00000075');
+    assert.equal(app.formatUSD(1.5), '$1.5');
+    assert.equal(app.formatUSD(0.25), '$0.25');
   });
 });
 
@@ -126,18 +226,92 @@ function caddyfileFor(src, ports) {
   return cf;
 }
 
+// fakeMeta is the meta the fake gateway's "fake-meta" replies carry where
+// llm_meta puts meta in each protocol, equal to what llm_meta derives from
+// those replies itself (their one tool, their usage and cost; timing is off
+// on the site in front of the fake): the page's reading of every protocol's
+// meta is checked whether or not llm_meta already adds it.
+const fakeMeta = {
+  tools_used: ['lookup'],
+  usage: { input_tokens: 1200, output_tokens: 345, total_tokens: 1545, cached_input_tokens: 1000 },
+  cost_usd: 0.0123,
+  timing: { first_token_ms: 42, total_ms: 50 },
+};
+const FAKE_TEXT = 'Fake gateway here.';
+
+// fakeProtocolReply answers "fake-meta" on each protocol's path: a reply
+// with one tool call ("lookup"), FAKE_TEXT in two pieces and fakeMeta.
+function fakeProtocolReply(path, stream, res) {
+  const u = fakeMeta.usage;
+  const sse = (events) => {
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    res.end(events.map((e) => (e.type ? `event: ${e.type}\n` : '') + `data: ${JSON.stringify(e)}\n\n`).join(''));
+  };
+  if (path.endsWith('/responses')) {
+    const usage = { input_tokens: u.input_tokens, input_tokens_details: { cached_tokens: u.cached_input_tokens },
+      output_tokens: u.output_tokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: u.total_tokens,
+      cost: fakeMeta.cost_usd };
+    const call = { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'lookup', arguments: '{}', status: 'completed' };
+    const msg = { type: 'message', id: 'msg_1', role: 'assistant', status: 'completed',
+      content: [{ type: 'output_text', text: FAKE_TEXT, annotations: [] }] };
+    const resp = { id: 'resp_fake', object: 'response', created_at: 1767225600, status: 'completed', model: 'fake-meta',
+      output: [call, msg], usage, meta: fakeMeta };
+    if (!stream) {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      return res.end(JSON.stringify(resp));
+    }
+    const { meta: _, ...started } = resp;
+    return sse([
+      { type: 'response.created', response: { ...started, status: 'in_progress', output: [], usage: null } },
+      { type: 'response.output_item.added', output_index: 0, item: call },
+      { type: 'response.output_item.done', output_index: 0, item: call },
+      { type: 'response.output_item.added', output_index: 1, item: { ...msg, status: 'in_progress', content: [] } },
+      { type: 'response.output_text.delta', item_id: 'msg_1', output_index: 1, content_index: 0, delta: 'Fake gateway ' },
+      { type: 'response.output_text.delta', item_id: 'msg_1', output_index: 1, content_index: 0, delta: 'here.' },
+      { type: 'response.output_item.done', output_index: 1, item: msg },
+      { type: 'response.completed', response: resp },
+    ].map((e, i) => ({ type: e.type, sequence_number: i, ...e })));
+  }
+  const usage = { input_tokens: u.input_tokens - u.cached_input_tokens, cache_creation_input_tokens: 0,
+    cache_read_input_tokens: u.cached_input_tokens, output_tokens: u.output_tokens };
+  const message = { id: 'msg_fake', type: 'message', role: 'assistant', model: 'fake-meta', stop_sequence: null };
+  if (!stream) {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    return res.end(JSON.stringify({ ...message, content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} },
+      { type: 'text', text: FAKE_TEXT }], stop_reason: 'end_turn', usage: { ...usage, cost: fakeMeta.cost_usd }, meta: fakeMeta }));
+  }
+  return sse([
+    { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } },
+    { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: {} } },
+    { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{}' } },
+    { type: 'content_block_stop', index: 0 },
+    { type: 'content_block_start', index: 1, content_block: { type: 'text', text: '' } },
+    { type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: 'Fake gateway ' } },
+    { type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: 'here.' } },
+    { type: 'content_block_stop', index: 1 },
+    { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null },
+      usage: { output_tokens: u.output_tokens, cost: fakeMeta.cost_usd } },
+    { type: 'message_stop', meta: fakeMeta },
+  ]);
+}
+
 // fakeGateway stands behind the :8082 site (JARVIS_GATEWAY_URL) to produce
 // the errors the demo gateway never makes: an HTTP error and an error part in
-// an Agent Hustle data stream. Any other model gets a JSON completion.
+// an Agent Hustle data stream; and, for model "fake-meta", replies of each
+// protocol that carry meta where llm_meta puts it. Any other model gets a
+// JSON completion.
 function fakeGateway() {
   return http.createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (c) => { body += c; });
     req.on('end', () => {
-      let model = '';
-      try { model = JSON.parse(body).model || ''; } catch { /* not JSON */ }
-      if (model === 'fail-http') {
+      let parsed = {};
+      try { parsed = JSON.parse(body) || {}; } catch { /* not JSON */ }
+      const model = parsed.model || '';
+      if (model === 'fake-meta' && /\/(responses|messages)$/.test(req.url)) {
+        fakeProtocolReply(req.url, parsed.stream === true, res);
+      } else if (model === 'fail-http') {
         res.writeHead(503, { 'Content-Type': 'application/json' });
         res.end(JSON.stringify({ error: { message: 'fake gateway: model overloaded', type: 'server_error' } }));
       } else if (model === 'fail-stream') {
@@ -145,14 +319,38 @@ function fakeGateway() {
         res.end('f:{"messageId":"msg-fail"}\n0:"Looking that up... "\n3:"fake gateway: the tool crashed"\n');
       } else {
         res.writeHead(200, { 'Content-Type': 'application/json' });
-        res.end(JSON.stringify({
+        const reply = {
           id: 'chatcmpl-fake', object: 'chat.completion', created: 1767225600, model,
-          choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'Fake gateway here.',
+          choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: FAKE_TEXT,
             tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{}' } }] } }],
-        }));
+        };
+        // "fake-meta" on chat: its usage and cost as the top-level meta.
+        if (model === 'fake-meta') reply.meta = fakeMeta;
+        res.end(JSON.stringify(reply));
       }
     });
   });
+}
+
+// fakeSite is a site added to the test's Caddyfile: llm_meta with its
+// defaults in front of the fake gateway, open to the page by CORS (any
+// header: Anthropic requests carry anthropic-version, which the example's
+// edge site, a stand-in for the JARVIS function, does not allow).
+function fakeSite(port, fakeURL) {
+  return `
+:${port} {
+	header Access-Control-Allow-Origin "*"
+	header Access-Control-Allow-Headers "*"
+	route {
+		@preflight method OPTIONS
+		respond @preflight 204
+		@health method GET
+		respond @health "ok" 200
+		llm_meta
+		reverse_proxy ${fakeURL}
+	}
+}
+`;
 }
 
 async function waitForHTTP(url, caddy, ms) {
@@ -191,8 +389,10 @@ async function setUp() {
   const fakeURL = `http://127.0.0.1:${env.fake.address().port}`;
 
   env.ports = [await freePort(), await freePort(), await freePort()];
+  env.fakeSitePort = await freePort();
   const cfPath = path.join(env.tmp, 'Caddyfile');
-  fs.writeFileSync(cfPath, caddyfileFor(fs.readFileSync(path.join(REPO, 'Caddyfile.example'), 'utf8'), env.ports));
+  fs.writeFileSync(cfPath, caddyfileFor(fs.readFileSync(path.join(REPO, 'Caddyfile.example'), 'utf8'), env.ports) +
+    fakeSite(env.fakeSitePort, fakeURL));
 
   const caddyEnv = { ...process.env };
   for (const k of Object.keys(caddyEnv)) {
@@ -213,9 +413,11 @@ async function setUp() {
 
   env.base = `http://127.0.0.1:${env.ports[0]}`;
   env.edgeSite = `http://127.0.0.1:${env.ports[2]}`;
+  env.fakeSite = `http://127.0.0.1:${env.fakeSitePort}`;
   try {
     await waitForHTTP(`${env.base}/playground/`, env.caddy, 30_000);
     await waitForHTTP(`${env.edgeSite}/`, env.caddy, 10_000);
+    await waitForHTTP(`${env.fakeSite}/`, env.caddy, 10_000);
   } catch (err) {
     throw new Error(`${err.message}\n--- caddy log ---\n${fs.readFileSync(env.caddyLog, 'utf8').slice(-4000)}`);
   }
@@ -259,19 +461,21 @@ async function ask(text, o = {}) {
   const page = env.page;
   const t0 = Date.now();
   const lap = (what) => process.env.E2E_TIMING && console.log(`  ${what}: ${Date.now() - t0} ms`);
-  const opts = { model: 'demo-openai', endpoint: 'openai', mode: 'stream', structured: false,
+  const opts = { model: 'demo-openai', endpoint: 'chat', mode: 'stream', structured: false,
     baseUrl: '', token: '', newChat: true, ...o };
   if (opts.newChat) await page.getByTestId('new-chat').click();
-  const known = ['demo-openai', 'demo-hustle', 'demo-ui', 'demo-structured', 'demo-plain'];
+  const known = ['demo-openai', 'demo-openrouter', 'demo-hustle', 'demo-ui', 'demo-structured', 'demo-plain'];
   if (known.includes(opts.model)) {
     await page.getByLabel('Model', { exact: true }).selectOption(opts.model);
   } else {
     await page.getByLabel('Model', { exact: true }).selectOption('__custom');
     await page.getByLabel('Model name').fill(opts.model);
   }
-  await page.getByTestId(opts.endpoint === 'edge' ? 'endpoint-edge' : 'endpoint-openai').check();
-  await page.getByTestId(opts.mode === 'run-once' ? 'mode-run-once' : 'mode-stream').check({ force: true });
-  await page.getByTestId('structured-toggle').setChecked(opts.structured);
+  await page.getByTestId('endpoint-' + opts.endpoint).check();
+  await page.getByTestId('mode-' + opts.mode).check({ force: true });
+  const structured = page.getByTestId('structured-toggle');
+  if (await structured.isEnabled()) await structured.setChecked(opts.structured);
+  else assert.ok(!opts.structured, `structured output does not apply to ${opts.endpoint}`);
   if (opts.baseUrl || opts.token || await page.getByTestId('base-url').isVisible()) {
     const adv = page.locator('details.advanced');
     if (!(await adv.evaluate((d) => d.open))) await adv.locator('summary').click();
@@ -305,6 +509,35 @@ const texts = (loc) => loc.allTextContents().then((a) => a.map((s) => s.trim()))
 async function tableOf(msg) {
   const table = msg.getByTestId('sr-table');
   return { headers: await texts(table.locator('th')), cells: await texts(table.locator('td')) };
+}
+
+// metaOf reads the meta the page shows in a message's raw meta block.
+async function metaOf(msg) {
+  const raw = await msg.getByTestId('meta-json').textContent();
+  return raw === '(none)' ? {} : JSON.parse(raw);
+}
+
+// usageLineOf reads the line under a reply: each part by its test id, and
+// whether the line shows at all.
+async function usageLineOf(msg) {
+  const line = msg.getByTestId('usage-line');
+  const out = { visible: await line.isVisible() };
+  for (const id of ['usage-tokens', 'usage-cost', 'usage-ttft']) {
+    if (await line.getByTestId(id).count()) out[id] = await line.getByTestId(id).textContent();
+  }
+  return out;
+}
+
+// assertUsageLineShowsMeta checks that the line under a reply shows exactly
+// the parts of its meta that are present (none: no line).
+async function assertUsageLineShowsMeta(msg, what) {
+  const want = { visible: false };
+  for (const p of app.usageParts(await metaOf(msg))) {
+    want.visible = true;
+    want[p.testid] = p.text;
+  }
+  assert.deepEqual(await usageLineOf(msg), want, what);
+  return want;
 }
 
 async function kvOf(msg) {
@@ -423,6 +656,96 @@ describe('playground in Chromium through llm_meta', { timeout: 300_000 }, () => 
     assert.equal(body.messages.length, 3, 'the history goes with the second turn');
     assert.match(body.session_id, /^playground-/);
     await shot('06-edge');
+  });
+
+  // Every protocol, streamed and not, through llm_meta to the demo gateway.
+  // The text always shows; the chips (meta.tools_used) and run-once are
+  // checked for the protocols llm_meta gives meta to (E2E_PROTOCOLS).
+  test(`protocol picker: Chat Completions, Responses, Anthropic Messages; meta checked for ${META_PROTOCOLS}`, async () => {
+    const page = env.page;
+    const labels = { chat: 'Chat Completions', responses: 'Responses', anthropic: 'Anthropic Messages' };
+    const paths = { chat: '/v1/chat/completions', responses: '/v1/responses', anthropic: '/v1/messages' };
+    for (const endpoint of ['chat', 'responses', 'anthropic']) {
+      const withMeta = META_PROTOCOLS.includes(endpoint);
+      for (const mode of withMeta ? ['stream', 'json', 'run-once'] : ['stream', 'json']) {
+        const what = `${endpoint}, ${mode}`;
+        const p = ask('Weather in Paris?', { endpoint, mode });
+        let partial = null;
+        if (mode === 'stream') {
+          partial = await page.waitForFunction(() => {
+            const m = document.querySelector('[data-testid="assistant-message"][data-state="streaming"]');
+            const t = m && m.querySelector('[data-testid="reply-text"]').textContent;
+            return t && t.length > 0 ? t : null;
+          }, null, { timeout: 10_000 }).then((h) => h.jsonValue());
+        }
+        const msg = await p;
+        assert.equal(await msg.getAttribute('data-state'), 'done', what);
+        const text = await msg.getByTestId('reply-text').textContent();
+        assert.match(text, /^You said: "Weather in Paris\?"\. I asked get_weather and get_forecast in parallel: Paris is 21°C and sunny/, what);
+        if (partial !== null) {
+          assert.ok(partial.length < text.length && text.startsWith(partial), `${what}: seen while streaming: ${JSON.stringify(partial)}`);
+        }
+        assert.equal(await msg.getByTestId('message-label').textContent(), `demo-openai · ${labels[endpoint]} · ${mode}`);
+        assert.equal(await msg.getByTestId('error-message').count(), 0, what);
+        assert.equal(await msg.getByTestId('note').count(), 0, `${what}: the stream ended with its protocol's last event`);
+
+        await msg.getByTestId('request-info').locator('summary').click();
+        const info = await msg.getByTestId('request-info').textContent();
+        assert.ok(info.includes(`POST ${paths[endpoint]}Headers`), `${what}: ${info}`);
+        assert.match(info, mode === 'stream' ? /200 OK · text\/event-stream/ : /200 OK · application\/json/, what);
+        const body = JSON.parse(await msg.getByTestId('request-body').textContent());
+        assert.equal(body.stream, mode !== 'json', what);
+        assert.equal(body.run_once, mode === 'run-once' ? true : undefined, what);
+
+        if (withMeta) assert.deepEqual(await texts(msg.getByTestId('tool-chip')), ['get_weather', 'get_forecast'], what);
+        await assertUsageLineShowsMeta(msg, what);
+        if (endpoint === 'responses' && mode === 'stream') {
+          await msg.getByTestId('request-info').locator('summary').click();
+          await shot('08-responses-stream');
+        }
+      }
+    }
+  });
+
+  // The fake gateway's "fake-meta" replies carry meta where llm_meta puts it
+  // in each protocol, and the same meta llm_meta derives from them: the page
+  // must find it in all of them and draw the chips and the usage line.
+  test('each protocol\'s meta is read where llm_meta puts it: chips and the usage line', async () => {
+    await env.page.getByTestId('new-chat').click();
+    const fake = { baseUrl: env.fakeSite, token: '', model: 'fake-meta', newChat: false };
+    for (const [endpoint, mode] of [['chat', 'json'], ['responses', 'stream'], ['responses', 'json'],
+      ['anthropic', 'stream'], ['anthropic', 'json']]) {
+      const what = `${endpoint}, ${mode}`;
+      const msg = await ask('hello', { ...fake, endpoint, mode });
+      assert.equal(await msg.getAttribute('data-state'), 'done', `${what}: ${await texts(msg.getByTestId('error-message'))}`);
+      assert.equal((await msg.getByTestId('reply-text').textContent()).trim(), FAKE_TEXT, what);
+      assert.deepEqual(await texts(msg.getByTestId('tool-chip')), ['lookup'], what);
+      const line = await assertUsageLineShowsMeta(msg, what);
+      assert.equal(line['usage-tokens'], 'Tokens: 1,200 in (1,000 cached) / 345 out', what);
+      assert.equal(line['usage-cost'], '$0.0123', what);
+      assert.equal(line['usage-ttft'], 'first token 42 ms', what);
+    }
+    await shot('09-protocol-meta');
+  });
+
+  // With llm_meta's usage and cost (E2E_USAGE=1): demo-openrouter reports
+  // usage.cost, and the second turn of a conversation has cached tokens.
+  test('usage line under demo-openrouter replies', { skip: !USAGE && 'E2E_USAGE=0: llm_meta is not asked for meta.usage and meta.cost_usd' }, async () => {
+    for (const endpoint of META_PROTOCOLS) {
+      for (const mode of ['stream', 'json']) {
+        const what = `${endpoint}, ${mode}`;
+        await ask('Hello there, how are you today?', { endpoint, mode, model: 'demo-openrouter' });
+        const msg = await ask('Weather in Paris?', { endpoint, mode, model: 'demo-openrouter', newChat: false });
+        const line = await assertUsageLineShowsMeta(msg, what);
+        const m = /^Tokens: (\d+) in \((\d+) cached\) \/ (\d+) out$/.exec(line['usage-tokens'] || '');
+        assert.ok(m, `${what}: tokens part ${line['usage-tokens']}`);
+        assert.ok(Number(m[2]) > 0 && Number(m[2]) < Number(m[1]) && Number(m[3]) > 0, `${what}: ${line['usage-tokens']}`);
+        const meta = await metaOf(msg);
+        assert.ok(meta.cost_usd > 0, `${what}: cost_usd ${meta.cost_usd}`);
+        assert.match(line['usage-cost'], /^\$0\.\d+$/, what);
+      }
+    }
+    await shot('10-usage-line');
   });
 
   test('prompt trimming: a long first message is dropped on the next turn, and the page says so', async () => {

@@ -123,11 +123,34 @@ function textOf(v) {
   return null;
 }
 
-// contentOf finds the reply text of a JSON answer, in the order the JARVIS
+// responsesText is the text of a Responses API response: the output_text
+// parts of its message items, parts of one item concatenated, items joined
+// with '\n' (as llm_meta's run-once reads it, SPEC 4.4).
+function responsesText(resp) {
+  const texts = [];
+  for (const it of resp.output) {
+    if (!isObject(it) || it.type !== 'message' || !Array.isArray(it.content)) continue;
+    const parts = it.content.filter((p) => isObject(p) && p.type === 'output_text' && typeof p.text === 'string');
+    if (parts.length) texts.push(parts.map((p) => p.text).join(''));
+  }
+  return texts.length ? texts.join('\n') : null;
+}
+
+// anthropicText is the text of an Anthropic message: its text blocks joined
+// with '\n' (SPEC 4.5).
+function anthropicText(msg) {
+  const texts = msg.content.filter((b) => isObject(b) && b.type === 'text' && typeof b.text === 'string').map((b) => b.text);
+  return texts.length ? texts.join('\n') : null;
+}
+
+// contentOf finds the reply text of a JSON answer: a Responses object's
+// output, an Anthropic message's text blocks, else in the order the JARVIS
 // edge function used: {content} of a run-once reply, choices[0].message or
 // .delta, choices[0].text, then output, response, message, text.
 function contentOf(obj) {
   if (!isObject(obj)) return null;
+  if (obj.object === 'response' && Array.isArray(obj.output)) return responsesText(obj);
+  if (obj.type === 'message' && Array.isArray(obj.content)) return anthropicText(obj);
   const c0 = Array.isArray(obj.choices) ? obj.choices[0] : null;
   if (isObject(c0)) {
     for (const k of ['message', 'delta']) {
@@ -160,29 +183,81 @@ function errorMessage(obj, raw, status, statusText) {
   return `${status} ${statusText || ''}`.trim();
 }
 
+// PROTOCOLS describes the endpoints a person can pick: the path, how the
+// page labels it, and the event that ends its stream.
+const PROTOCOLS = {
+  chat: { path: '/v1/chat/completions', label: 'Chat Completions', terminal: 'data: [DONE]' },
+  responses: { path: '/v1/responses', label: 'Responses', terminal: 'response.completed' },
+  anthropic: { path: '/v1/messages', label: 'Anthropic Messages', terminal: 'message_stop' },
+  edge: { path: '/functions/v1/jarvis', label: 'edge', terminal: 'data: [DONE]' },
+};
+
+// structuredApplies: structured mode is for chat completions (SPEC 4.5);
+// the edge endpoint makes chat completion requests upstream.
+const structuredApplies = (endpoint) => endpoint === 'chat' || endpoint === 'edge';
+
 // buildRequest turns the settings and the conversation into a fetch request.
-// OpenAI path: the chat body with stream:true (stream) or stream:true plus
-// run_once:true (llm_meta collapses the stream into one {content, meta}).
-// Edge path: the JARVIS edge function's body; x-stream: true to stream.
+// Modes: stream (stream: true), json (stream: false) and run-once (stream:
+// true plus run_once: true, which llm_meta collapses into one {content,
+// meta}), in the body of the chosen protocol: chat messages, a Responses
+// input, an Anthropic messages list (with max_tokens and anthropic-version,
+// which Anthropic requires). The edge endpoint takes the JARVIS edge
+// function's body and streams with x-stream: true; it has no JSON mode of
+// its own (its JSON answer is the run-once one).
 function buildRequest(s, history) {
   const base = (s.baseUrl || '').trim().replace(/\/+$/, '');
   const headers = { 'Content-Type': 'application/json' };
   if (s.token) headers.Authorization = 'Bearer ' + s.token;
-  let path;
+  const proto = PROTOCOLS[s.endpoint] || PROTOCOLS.chat;
   let body;
   if (s.endpoint === 'edge') {
-    path = '/functions/v1/jarvis';
     const last = history[history.length - 1];
     body = { message: last ? last.content : '', messages: history, session_id: s.sessionId };
     if (s.model) body.model = s.model;
     if (s.mode === 'stream') headers['x-stream'] = 'true';
   } else {
-    path = '/v1/chat/completions';
-    body = { model: s.model, messages: history, stream: true };
+    const stream = s.mode !== 'json';
+    if (s.endpoint === 'responses') {
+      body = { model: s.model, input: history, stream };
+    } else if (s.endpoint === 'anthropic') {
+      headers['anthropic-version'] = '2023-06-01';
+      body = { model: s.model, max_tokens: 1024, messages: history, stream };
+    } else {
+      body = { model: s.model, messages: history, stream };
+    }
     if (s.mode === 'run-once') body.run_once = true;
   }
-  if (s.structured) body.enable_structured_output = true;
-  return { url: base + path, path, headers, body };
+  if (s.structured && structuredApplies(s.endpoint)) body.enable_structured_output = true;
+  return { url: base + proto.path, path: proto.path, headers, body };
+}
+
+// formatUSD writes a cost readably: cents and more with 4 decimals, smaller
+// amounts with 3 significant digits, never in exponent notation.
+function formatUSD(n) {
+  if (n === 0) return '$0';
+  const a = Math.abs(n);
+  if (a >= 0.01) return '$' + n.toFixed(4).replace(/\.?0+$/, '');
+  const digits = Math.min(20, Math.ceil(-Math.log10(a)) + 2);
+  return '$' + Number(n.toPrecision(3)).toFixed(digits).replace(/0+$/, '');
+}
+
+// usageParts turns meta.usage, meta.cost_usd and meta.timing into the parts
+// of the line under a reply, only those present: tokens in (cached) and out,
+// cost, time to the first token.
+function usageParts(meta) {
+  const parts = [];
+  const u = isObject(meta.usage) ? meta.usage : {};
+  const num = (v) => typeof v === 'number' && Number.isFinite(v);
+  const tokens = [];
+  if (num(u.input_tokens)) {
+    tokens.push(`${fmtNumber(u.input_tokens)} in` + (num(u.cached_input_tokens) ? ` (${fmtNumber(u.cached_input_tokens)} cached)` : ''));
+  }
+  if (num(u.output_tokens)) tokens.push(`${fmtNumber(u.output_tokens)} out`);
+  if (tokens.length) parts.push({ testid: 'usage-tokens', text: 'Tokens: ' + tokens.join(' / ') });
+  if (num(meta.cost_usd)) parts.push({ testid: 'usage-cost', text: formatUSD(meta.cost_usd) });
+  const first = isObject(meta.timing) ? meta.timing.first_token_ms : undefined;
+  if (num(first)) parts.push({ testid: 'usage-ttft', text: `first token ${fmtNumber(first)} ms` });
+  return parts;
 }
 
 /* ------------------------------------------------------------------ */
@@ -394,11 +469,19 @@ function renderHustle(hu) {
 
 const MODEL_HINTS = {
   'demo-openai': 'OpenAI SSE with tool calls; the gateway adds a table in meta. Mention “weather” for two parallel tools.',
+  'demo-openrouter': 'As demo-openai, and its usage carries the cost in USD as OpenRouter reports it: llm_meta shows it as meta.cost_usd.',
   'demo-hustle': 'Agent Hustle data stream, converted to OpenAI chunks; reasoning and cost in meta.hustle.',
   'demo-ui': 'AI SDK UI message stream, converted to OpenAI chunks.',
-  'demo-structured': 'A JSON reply; turn on structured output to get the reply text and meta.structured_metadata.',
+  'demo-structured': 'A JSON reply; turn on structured output (Chat Completions) to get the reply text and meta.structured_metadata.',
   'demo-plain': 'Plain text: no tools, no meta.',
   __custom: 'Any model your gateway knows (run Caddy with LLM_GATEWAY=…).',
+};
+
+const ENDPOINT_HINTS = {
+  chat: 'Meta is the reply’s top-level meta; in a stream, the final chunk’s.',
+  responses: 'Function calls and text as output items; meta is response.meta (in a stream, of response.completed).',
+  anthropic: 'tool_use and text blocks; meta is the message’s top-level meta (in a stream, message_stop’s).',
+  edge: 'The JARVIS edge function’s endpoint: {content, meta}, streamed with x-stream. JSON mode is its run-once answer.',
 };
 
 // AssistantView is one assistant turn: the reply as it streams, then its meta.
@@ -420,13 +503,15 @@ class AssistantView {
       h('summary', { text: 'Reasoning' }), h('p'));
     this.noticesEl = h('div', { class: 'notices' });
     this.metaEl = h('div', { class: 'meta' });
+    this.usageEl = h('p', { class: 'usage-line', testid: 'usage-line', hidden: true });
     this.infoEl = h('details', { class: 'info', testid: 'request-info' });
     this.statusEl = h('span', { class: 'status', testid: 'status', text: 'waiting…' });
-    const label = `${settings.model || '(default model)'} · ${settings.endpoint === 'edge' ? 'edge' : 'OpenAI'} · ${settings.mode}`;
+    this.protocol = PROTOCOLS[settings.endpoint] || PROTOCOLS.chat;
+    const label = `${settings.model || '(default model)'} · ${this.protocol.label} · ${settings.mode}`;
     this.el = h('article', { class: 'msg assistant', testid: 'assistant-message', 'data-state': 'pending', 'aria-busy': 'true' },
       h('header', { class: 'msg-head' }, h('span', { class: 'who', text: 'Assistant' }),
         h('span', { class: 'tag', testid: 'message-label', text: label }), this.statusEl),
-      this.reasoningEl, this.replyEl, this.noticesEl, this.metaEl, this.infoEl);
+      this.reasoningEl, this.replyEl, this.noticesEl, this.metaEl, this.usageEl, this.infoEl);
     log.append(this.el);
     this.renderText();
     this.renderInfo();
@@ -449,6 +534,14 @@ class AssistantView {
   appendText(t) {
     this.text += t;
     this.follow(() => this.renderText());
+  }
+
+  // appendPart adds text of a content part (a Responses item, an Anthropic
+  // block): parts after the first start on a new line, as llm_meta joins them.
+  appendPart(part, t) {
+    if (this.part !== undefined && this.part !== part && this.text !== '') t = '\n' + t;
+    this.part = part;
+    this.appendText(t);
   }
 
   appendReasoning(t) {
@@ -502,6 +595,9 @@ class AssistantView {
     if (m.structured_metadata !== undefined && m.structured_metadata !== null) blocks.push(renderStructuredMetadata(m.structured_metadata));
     if (m.hustle !== undefined && m.hustle !== null) blocks.push(renderHustle(m.hustle));
     this.metaEl.replaceChildren(...blocks.filter(Boolean));
+    const parts = usageParts(m);
+    this.usageEl.hidden = parts.length === 0;
+    this.usageEl.replaceChildren(...parts.flatMap((p, i) => [i ? ' · ' : '', h('span', { testid: p.testid, text: p.text })]));
     this.renderInfo();
   }
 
@@ -513,9 +609,9 @@ class AssistantView {
     rows.push(['Headers', hdrs]);
     if (i.status) rows.push(['Response', `${i.status} ${i.statusText || ''} · ${i.contentType || 'no Content-Type'}`]);
     if (i.ms !== undefined) rows.push(['Time', `${i.firstByteMs} ms to headers, ${i.ms} ms in all`]);
-    if (i.streamed) rows.push(['Events', `${i.events} event(s)${i.nonJSON ? `, ${i.nonJSON} not JSON` : ''}${i.done ? ', ended by [DONE]' : ''}`]);
+    if (i.streamed) rows.push(['Events', `${i.events} event(s)${i.nonJSON ? `, ${i.nonJSON} not JSON` : ''}${i.done ? `, ended by ${this.protocol.terminal}` : ''}`]);
     if (i.finishReason) rows.push(['Finish reason', i.finishReason]);
-    if (i.usage) rows.push(['Usage', `${i.usage.prompt_tokens ?? '?'} prompt + ${i.usage.completion_tokens ?? '?'} completion tokens`]);
+    if (i.usage) rows.push(['Upstream usage', JSON.stringify(i.usage)]);
     this.infoEl.replaceChildren(
       h('summary', { text: 'Request and raw meta' }),
       h('dl', { class: 'props small' }, rows.flatMap(([k, v]) => [h('dt', { text: k }), h('dd', {}, h('code', { text: v }))])),
@@ -549,7 +645,11 @@ function readSettings(form) {
   };
 }
 
-// handleEvent applies one SSE event to the view.
+// handleEvent applies one SSE event to the view. The protocol is read from
+// the event itself, as llm_meta tells the modes apart: a Responses event
+// (type response.*), an Anthropic one (message_start, content_block_*…), else
+// a chat chunk. Meta is a top-level meta (chat chunks, Anthropic's
+// message_stop) or response.meta (Responses' terminal event).
 function handleEvent(view, ev) {
   view.info.events++;
   const data = ev.data;
@@ -567,7 +667,17 @@ function handleEvent(view, ev) {
   if (!isObject(obj)) return;
   if (obj.error !== undefined && obj.error !== null) {
     view.addError(errorMessage(obj, data, '', ''), 'Error event in the stream');
+  } else if (obj.type === 'error') {
+    view.addError(typeof obj.message === 'string' ? obj.message : data, 'Error event in the stream');
   }
+  const type = typeof obj.type === 'string' ? obj.type : '';
+  if (type.startsWith('response.')) handleResponsesEvent(view, type, obj);
+  else if (ANTHROPIC_EVENTS.has(type)) handleAnthropicEvent(view, type, obj);
+  else handleChatChunk(view, obj);
+  if (isObject(obj.meta)) view.addMeta(obj.meta);
+}
+
+function handleChatChunk(view, obj) {
   const c0 = Array.isArray(obj.choices) ? obj.choices[0] : null;
   if (isObject(c0)) {
     const d = isObject(c0.delta) ? c0.delta : {};
@@ -576,7 +686,50 @@ function handleEvent(view, ev) {
     if (c0.finish_reason) view.info.finishReason = c0.finish_reason;
   }
   if (isObject(obj.usage)) view.info.usage = obj.usage;
-  if (isObject(obj.meta)) view.addMeta(obj.meta);
+}
+
+const RESPONSES_TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
+function handleResponsesEvent(view, type, obj) {
+  const resp = isObject(obj.response) ? obj.response : null;
+  if (type === 'response.output_text.delta' && typeof obj.delta === 'string') {
+    view.appendPart(obj.item_id ?? obj.output_index, obj.delta);
+  } else if (type === 'response.reasoning_summary_text.delta' && typeof obj.delta === 'string') {
+    view.appendReasoning(obj.delta);
+  }
+  if (!resp) return;
+  if (RESPONSES_TERMINAL.has(type)) {
+    view.info.done = true;
+    view.info.finishReason = resp.status || type.slice('response.'.length);
+    if (isObject(resp.usage)) view.info.usage = resp.usage;
+  }
+  if (type === 'response.failed') {
+    view.addError(isObject(resp.error) && typeof resp.error.message === 'string' ? resp.error.message : 'response.failed',
+      'The response failed');
+  }
+  if (type === 'response.incomplete' && isObject(resp.incomplete_details)) {
+    view.addNote(`Incomplete: ${cellText(resp.incomplete_details.reason)}.`);
+  }
+  if (isObject(resp.meta)) view.addMeta(resp.meta);
+}
+
+const ANTHROPIC_EVENTS = new Set(['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop',
+  'message_delta', 'message_stop', 'ping']);
+
+function handleAnthropicEvent(view, type, obj) {
+  const d = isObject(obj.delta) ? obj.delta : {};
+  if (type === 'message_start' && isObject(obj.message) && isObject(obj.message.usage)) {
+    view.info.usage = Object.assign({}, obj.message.usage);
+  } else if (type === 'content_block_delta' && d.type === 'text_delta' && typeof d.text === 'string') {
+    view.appendPart(obj.index, d.text);
+  } else if (type === 'content_block_delta' && d.type === 'thinking_delta' && typeof d.thinking === 'string') {
+    view.appendReasoning(d.thinking);
+  } else if (type === 'message_delta') {
+    if (d.stop_reason) view.info.finishReason = d.stop_reason;
+    if (isObject(obj.usage)) view.info.usage = Object.assign({}, view.info.usage, obj.usage);
+  } else if (type === 'message_stop') {
+    view.info.done = true;
+  }
 }
 
 async function readStream(view, res, signal) {
@@ -623,14 +776,26 @@ function initPage() {
   const newSession = () => 'playground-' + Date.now().toString(36);
   sessionInput.value = newSession();
 
+  const endpointHint = document.getElementById('endpoint-hint');
+  const jsonMode = form.querySelector('input[name="mode"][value="json"]');
+  const structured = document.getElementById('structured');
+
   function updatePreview() {
-    const s = readSettings(form);
+    let s = readSettings(form);
+    // The edge endpoint's JSON answer is its run-once one; structured mode
+    // is for chat completions only.
+    jsonMode.disabled = s.endpoint === 'edge';
+    if (jsonMode.disabled && jsonMode.checked) form.querySelector('input[name="mode"][value="run-once"]').checked = true;
+    structured.disabled = !structuredApplies(s.endpoint);
+    s = readSettings(form);
     modelCustom.hidden = modelSel.value !== '__custom';
     hint.textContent = MODEL_HINTS[modelSel.value] || '';
+    endpointHint.textContent = ENDPOINT_HINTS[s.endpoint] || '';
     const r = buildRequest(s, [...history, { role: 'user', content: input.value || '…' }]);
     const extra = Object.entries(r.headers).filter(([k]) => k !== 'Content-Type')
       .map(([k, v]) => `${k}: ${k === 'Authorization' ? 'Bearer •••' : v}\n`).join('');
-    const body = Object.assign({}, r.body, { messages: `[${r.body.messages.length} message(s)]` });
+    const list = r.body.input ? 'input' : 'messages';
+    const body = Object.assign({}, r.body, { [list]: `[${r.body[list].length} message(s)]` });
     preview.textContent = `POST ${r.path}\n${extra}${JSON.stringify(body, null, 2)}`;
   }
   form.addEventListener('input', updatePreview);
@@ -681,7 +846,7 @@ function initPage() {
         view.finish('error', `HTTP ${res.status}`);
       } else if (/text\/event-stream/i.test(ct)) {
         await readStream(view, res, controller.signal);
-        if (!view.info.done) view.addNote('The stream ended without data: [DONE].');
+        if (!view.info.done) view.addNote(`The stream ended without ${view.protocol.terminal}.`);
         view.finish(view.errors.length ? 'error' : 'done', view.errors.length ? 'ended with an error' : 'done');
       } else {
         const raw = await res.text();
@@ -693,6 +858,8 @@ function initPage() {
           if (isObject(obj.meta)) view.addMeta(obj.meta);
           if (obj.error !== undefined && obj.error !== null) view.addError(errorMessage(obj, raw, res.status, res.statusText), 'Error in the reply');
           if (Array.isArray(obj.choices) && obj.choices[0] && obj.choices[0].finish_reason) view.info.finishReason = obj.choices[0].finish_reason;
+          if (obj.object === 'response' && obj.status) view.info.finishReason = obj.status;
+          if (obj.type === 'message' && obj.stop_reason) view.info.finishReason = obj.stop_reason;
           if (isObject(obj.usage)) view.info.usage = obj.usage;
         } else {
           view.appendText(raw);
@@ -751,5 +918,6 @@ if (typeof document !== 'undefined') {
   document.addEventListener('DOMContentLoaded', initPage);
 }
 if (typeof module !== 'undefined' && module.exports) {
-  module.exports = { SSEParser, mergeMeta, contentOf, errorMessage, buildRequest };
+  module.exports = { SSEParser, mergeMeta, contentOf, errorMessage, buildRequest, usageParts, formatUSD, handleEvent,
+    AssistantView };
 }
