@@ -20,10 +20,17 @@ import (
 	_ "github.com/llm-meta/llm_meta/demogateway"
 )
 
+// exampleURLs are the base URLs of a running Caddyfile.example.
+type exampleURLs struct {
+	chat  string // the :8080 site chat UIs talk to
+	edge  string // the :8082 edge-function site
+	admin string // the admin endpoint (localhost:2019 in the example)
+}
+
 // exampleSites runs the repository's Caddyfile.example as it is, but on free
-// loopback ports, with admin off and the given upstream behind the :8082
-// edge site. It returns the base URLs of the :8080 and :8082 sites.
-func exampleSites(t *testing.T, edgeUpstream string) (chat, edge string) {
+// loopback ports (the admin endpoint's included) and with the given upstream
+// behind the :8082 edge site.
+func exampleSites(t *testing.T, edgeUpstream string) exampleURLs {
 	t.Helper()
 	root := repoRoot(t)
 	src, err := os.ReadFile(filepath.Join(root, "Caddyfile.example"))
@@ -33,8 +40,12 @@ func exampleSites(t *testing.T, edgeUpstream string) (chat, edge string) {
 		_, port, _ := net.SplitHostPort(freeAddr(t))
 		ports[p] = port
 	}
+	adminAddr := freeAddr(t)
 	text := string(src)
-	text = strings.Replace(text, "admin localhost:2019", "admin off\n\tpersist_config off\n\tdefault_bind 127.0.0.1", 1)
+	if !strings.Contains(text, "admin localhost:2019") {
+		t.Fatal("Caddyfile.example no longer has `admin localhost:2019`: update this test")
+	}
+	text = strings.Replace(text, "admin localhost:2019", "admin "+adminAddr+"\n\tpersist_config off\n\tdefault_bind 127.0.0.1", 1)
 	text = strings.Replace(text, "{$JARVIS_GATEWAY_URL:http://127.0.0.1:8081}", edgeUpstream, 1)
 	for from, to := range ports {
 		text = strings.ReplaceAll(text, ":"+from, ":"+to)
@@ -50,7 +61,11 @@ func exampleSites(t *testing.T, edgeUpstream string) (chat, edge string) {
 	must(t, os.Chdir(root), "chdir to the repo root")
 	t.Cleanup(func() { _ = os.Chdir(wd) })
 	must(t, caddy.Load(cfg, true), "loading Caddyfile.example")
-	return "http://127.0.0.1:" + ports["8080"], "http://127.0.0.1:" + ports["8082"]
+	return exampleURLs{
+		chat:  "http://127.0.0.1:" + ports["8080"],
+		edge:  "http://127.0.0.1:" + ports["8082"],
+		admin: "http://" + adminAddr,
+	}
 }
 
 // TestExampleEdgeRecipe checks the edge-function recipe of Caddyfile.example
@@ -71,7 +86,7 @@ func TestExampleEdgeRecipe(t *testing.T) {
 		io.WriteString(w, `{"choices":[{"index":0,"message":{"role":"assistant","content":"Opened.","tool_calls":[{"id":"c","type":"function","function":{"name":"launcher","arguments":"{}"}}]}}]}`)
 	}))
 	defer up.Close()
-	_, edge := exampleSites(t, up.URL)
+	edge := exampleSites(t, up.URL).edge
 
 	post := func(auth string) (*http.Response, []byte) {
 		req, _ := http.NewRequest("POST", edge+"/functions/v1/jarvis", strings.NewReader(`{"message":"Open my terminal","session_id":"s-1"}`))
@@ -160,10 +175,11 @@ func TestExampleEdgeRecipe(t *testing.T) {
 }
 
 // TestExampleDemoAndMetrics runs the example against its built-in demo
-// gateway and reads llm_meta's series on /metrics.
+// gateway and reads llm_meta's series on the admin endpoint's /metrics; the
+// site chat UIs reach serves no metrics.
 func TestExampleDemoAndMetrics(t *testing.T) {
-	chat, _ := exampleSites(t, "http://127.0.0.1:1")
-	req, _ := http.NewRequest("POST", chat+"/v1/chat/completions", strings.NewReader(`{"model":"demo-hustle","messages":[{"role":"user","content":"SOL?"}]}`))
+	sites := exampleSites(t, "http://127.0.0.1:1")
+	req, _ := http.NewRequest("POST", sites.chat+"/v1/chat/completions", strings.NewReader(`{"model":"demo-hustle","messages":[{"role":"user","content":"SOL?"}]}`))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := testClient.Do(req)
 	must(t, err, "POST demo-hustle")
@@ -182,17 +198,114 @@ func TestExampleDemoAndMetrics(t *testing.T) {
 		t.Fatalf("meta %s (%v)", meta, err)
 	}
 
-	resp, err = testClient.Get(chat + "/metrics")
-	must(t, err, "GET /metrics")
-	metricsText, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	metricsText := getText(t, sites.admin+"/metrics")
 	for _, want := range []string{
 		`caddy_llm_meta_requests_total{format="data_stream",mode="stream"}`,
 		`caddy_llm_meta_events_total{format="data_stream"}`,
 		`caddy_llm_meta_final_meta_events_total`,
 	} {
-		if !strings.Contains(string(metricsText), want) {
-			t.Errorf("/metrics lacks %s", want)
+		if !strings.Contains(metricsText, want) {
+			t.Errorf("the admin endpoint's /metrics lacks %s", want)
 		}
 	}
+	if public := getText(t, sites.chat+"/metrics"); strings.Contains(public, "caddy_llm_meta_") || strings.Contains(public, "# TYPE") {
+		t.Errorf("the chat site serves metrics on /metrics:\n%.300s", public)
+	}
+}
+
+func getText(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := testClient.Get(url)
+	must(t, err, "GET %s", url)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	must(t, err, "reading %s", url)
+	return string(b)
+}
+
+// TestExamplesAreSafe reads the adapted JSON of both example Caddyfiles: the
+// admin endpoint (and so the metrics) listens on loopback only, no site
+// serves metrics, and a demo model is the default only in front of the
+// demo gateway (127.0.0.1:8081): a real gateway never gets `demo-openai`.
+func TestExamplesAreSafe(t *testing.T) {
+	// Upstreams chosen by the environment point at a real gateway here, so
+	// a demo default that follows them shows.
+	t.Setenv("LLM_GATEWAY", "https://gateway.invalid")
+	t.Setenv("JARVIS_GATEWAY_URL", "https://openclaw.invalid")
+	for _, name := range []string{"Caddyfile.example", filepath.Join("examples", "gateway.Caddyfile")} {
+		t.Run(name, func(t *testing.T) {
+			src, err := os.ReadFile(filepath.Join(repoRoot(t), name))
+			must(t, err, "reading %s", name)
+			cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt(src, map[string]any{"filename": name})
+			must(t, err, "adapting %s", name)
+			var cfg struct {
+				Admin struct {
+					Listen string `json:"listen"`
+				} `json:"admin"`
+				Apps struct {
+					HTTP struct {
+						Servers map[string]any `json:"servers"`
+					} `json:"http"`
+				} `json:"apps"`
+			}
+			must(t, json.Unmarshal(cfgJSON, &cfg), "decoding the adapted config")
+			if host, _, _ := net.SplitHostPort(cfg.Admin.Listen); host != "localhost" && host != "127.0.0.1" && host != "::1" {
+				t.Errorf("admin listens on %q, not loopback only", cfg.Admin.Listen)
+			}
+			if len(cfg.Apps.HTTP.Servers) == 0 {
+				t.Fatal("no servers")
+			}
+			for srv, v := range cfg.Apps.HTTP.Servers {
+				handlers := collectHandlers(v, nil)
+				var dials []string
+				var demoDefaults []string
+				for _, h := range handlers {
+					switch h["handler"] {
+					case "metrics":
+						t.Errorf("server %s serves metrics", srv)
+					case "reverse_proxy":
+						ups, _ := h["upstreams"].([]any)
+						for _, u := range ups {
+							d, _ := u.(map[string]any)["dial"].(string)
+							dials = append(dials, d)
+						}
+					case "llm_meta":
+						if m, _ := h["default_model"].(string); strings.HasPrefix(m, "demo-") {
+							demoDefaults = append(demoDefaults, m)
+						}
+					}
+				}
+				if len(demoDefaults) == 0 {
+					continue
+				}
+				if len(dials) == 0 {
+					t.Errorf("server %s: default_model %v with no reverse_proxy upstream", srv, demoDefaults)
+				}
+				for _, d := range dials {
+					if d != "127.0.0.1:8081" {
+						t.Errorf("server %s: default_model %v sent to %s, not the demo gateway", srv, demoDefaults, d)
+					}
+				}
+			}
+		})
+	}
+}
+
+// collectHandlers gathers every handler object (a JSON object with a
+// "handler" key) found anywhere under v: routes, subroutes, handle blocks.
+func collectHandlers(v any, out []map[string]any) []map[string]any {
+	switch x := v.(type) {
+	case map[string]any:
+		if _, ok := x["handler"].(string); ok {
+			out = append(out, x)
+		}
+		for _, c := range x {
+			out = collectHandlers(c, out)
+		}
+	case []any:
+		for _, c := range x {
+			out = collectHandlers(c, out)
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end test of the playground: npm ci, Debian's chromium when
-# /usr/bin/chromium is missing, then node --test. Exits non-zero on failure.
+# /usr/bin/chromium is missing, then node --test (Node 24, as the client
+# suites). Exits non-zero on failure.
 #
 #   e2e/run.sh                          # builds ./cmd/caddy with go build
 #   LLM_META_CADDY=/path/to/caddy e2e/run.sh
@@ -23,5 +24,9 @@ if [ ! -x /usr/bin/chromium ]; then
 	DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y chromium
 fi
 
-timeout 300 npm ci --no-audit --no-fund
+# The same Node as the client suites (scripts/node24.sh: Node 24 from npm,
+# cached); npm ci reuses npm's cache (~/.npm) between runs.
+node=$(bash ../scripts/node24.sh)
+export PATH="$(dirname "$node"):$PATH"
+timeout 300 npm ci --no-audit --no-fund --prefer-offline --loglevel=error
 exec timeout 900 node --test --test-reporter=spec playground.test.js

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -346,10 +345,7 @@ func TestDataStreamDefaults(t *testing.T) {
 }
 
 func TestDataStreamFixtureToolCallDeltas(t *testing.T) {
-	in, err := os.ReadFile("/work/shared/fixtures/upstream/vercel-data-stream-v1-tool-call-deltas.txt")
-	if err != nil {
-		t.Skip("fixture not available:", err)
-	}
+	in := loadUpstreamFixture(t, upstreamFixturesDir(t), "vercel-data-stream-v1-tool-call-deltas.txt")
 	var st Stats
 	got, c := convertDataStream(t, testOpts(&st), string(in), 3)
 	// f: msg-0 gives the id; b and 9 name tool1 once; c, a, e give nothing;

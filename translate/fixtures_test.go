@@ -11,8 +11,9 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// upstreamFixturesDir finds shared/fixtures/upstream next to the repository
-// (../shared/fixtures/upstream from the directory holding go.mod).
+// upstreamFixturesDir is testdata/fixtures/upstream at the repository root
+// (the directory holding go.mod): recorded upstream streams, with their
+// origins in SOURCES.md there.
 func upstreamFixturesDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
@@ -29,9 +30,9 @@ func upstreamFixturesDir(t testing.TB) string {
 		}
 		dir = parent
 	}
-	fx := filepath.Join(dir, "..", "shared", "fixtures", "upstream")
+	fx := filepath.Join(dir, "testdata", "fixtures", "upstream")
 	if st, err := os.Stat(fx); err != nil || !st.IsDir() {
-		t.Fatalf("upstream fixtures not found at %s (the repository's ../shared/fixtures/upstream): %v", fx, err)
+		t.Fatalf("upstream fixtures not found at %s: %v", fx, err)
 	}
 	return fx
 }

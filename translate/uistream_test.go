@@ -2,7 +2,6 @@ package translate
 
 import (
 	"errors"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -144,10 +143,7 @@ func TestUIStreamDoneEndsStream(t *testing.T) {
 }
 
 func TestUIStreamFixtureError(t *testing.T) {
-	in, err := os.ReadFile("/work/shared/fixtures/upstream/vercel-ui-message-stream-v1-error.sse")
-	if err != nil {
-		t.Skip("fixture not available:", err)
-	}
+	in := loadUpstreamFixture(t, upstreamFixturesDir(t), "vercel-ui-message-stream-v1-error.sse")
 	var st Stats
 	opts := testOpts(&st)
 	got, c := convertUIStream(t, opts, string(in), 2)

@@ -6,11 +6,14 @@
 // repository root (the parent of clients/).
 
 import { spawn, execFile } from 'node:child_process';
+import { after, before } from 'node:test';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import OpenAI from 'openai';
 
 import { startUpstream } from './upstream.js';
 
@@ -160,6 +163,27 @@ export async function startStack(opts) {
       await upstream.close();
     },
   };
+}
+
+// Starts the stack before a test file's tests and stops it after them:
+// setUp(stack) runs once it is up, to make the file's clients.
+//
+//   let stack, client;
+//   useStack((s) => { stack = s; client = openaiClient(s); });
+export function useStack(setUp = () => {}, opts) {
+  let stack;
+  before(async () => {
+    stack = await startStack(opts);
+    await setUp(stack);
+  }, { timeout: 600_000 }); // the first file may build Caddy
+  after(async () => {
+    await stack?.stop();
+  });
+}
+
+// The official openai client pointed at the stack's Caddy.
+export function openaiClient(stack) {
+  return new OpenAI({ baseURL: `${stack.base}/v1`, apiKey: 'test-key', maxRetries: 0, timeout: 15_000 });
 }
 
 // Reads a fetch Response body as text, bounded in time.

@@ -1,41 +1,39 @@
 // A local upstream "LLM gateway" for the tests: a node:http server on
-// 127.0.0.1 (random port) that answers POST /v1/chat/completions with one
-// scenario per request, chosen by the request's `model`:
+// 127.0.0.1 (random port) that answers POST /v1/chat/completions (and
+// nothing else: 404) with one scenario per request, chosen by the request's
+// `model`:
 //
 //   json-tools  OpenAI non-stream JSON with content, tool_calls and meta
+//   json-meta   OpenAI non-stream JSON whose tools the gateway ran itself:
+//               named in its top-level meta only, no tool_calls
 //   sse-tools   OpenAI SSE: content deltas, two streamed tool calls, finish,
 //               usage chunk, [DONE] (written in odd-sized pieces)
 //   sse-text    OpenAI SSE: content deltas only, finish "stop", [DONE]
+//   sse-meta    OpenAI SSE whose tools the gateway ran itself: content
+//               deltas, finish, a meta-only event, [DONE]
 //   structured  a structured-mode answer (JSON with `reply`), JSON or SSE
-//   v4-data     AI SDK v4 data stream made by the real ai@4 writer
-//               (pipeDataStreamToResponse + streamText on MockLanguageModelV1)
+//   v4-data     Agent Hustle's data stream, written by the real ai@4
+//               (writers/ai4: pipeDataStreamToResponse + streamText)
 //   v4-error    ai@4 data stream: start step, text, then a `3:` error part
-//   v5-ui       AI SDK v5 UI message stream made by the real ai@5 writer
-//               (createUIMessageStream + pipeUIMessageStreamToResponse +
-//               streamText on MockLanguageModelV2)
+//   v7-ui       AI SDK UI message stream written by the real ai@7
+//               (writers/ai7.js: createUIMessageStream + streamText), with
+//               a tool call and a data-reasoning part
+//   v7-abort    the same, aborted on the server after some text: ai@7 ends
+//               it with an `abort` part and [DONE]
+//   after-tools any request whose last message is a tool result (an agent
+//               ran json-tools' or sse-tools' calls): a text answer, JSON
+//               or SSE as asked
 //
 // A request without `model` (the JARVIS edge endpoint sends none unless
 // configured) gets sse-tools when it asks for a stream, else json-tools.
-// Every request body is recorded in `requests` for assertions.
+// Every request body is recorded in `requests` for assertions. New
+// scenarios (other protocols, usage) slot in as one more object here and
+// one more case in startUpstream's switch.
 
 import http from 'node:http';
-import { z } from 'zod';
 
-import {
-  formatDataStreamPart,
-  pipeDataStreamToResponse,
-  streamText as streamText4,
-  tool as tool4,
-} from 'ai4';
-import { MockLanguageModelV1, simulateReadableStream as simulate4 } from 'ai4/test';
-
-import {
-  createUIMessageStream,
-  pipeUIMessageStreamToResponse,
-  streamText as streamText5,
-  tool as tool5,
-} from 'ai';
-import { MockLanguageModelV2, simulateReadableStream as simulate5 } from 'ai/test';
+import { sendDataStream, sendErrorStream } from '../writers/ai4/index.js';
+import { sendAbortedUIMessageStream, sendUIMessageStream } from '../writers/ai7.js';
 
 // ---------------------------------------------------------------------------
 // Scenario data (exported so tests can compare with what they receive).
@@ -43,6 +41,7 @@ import { MockLanguageModelV2, simulateReadableStream as simulate5 } from 'ai/tes
 export const CREATED = 1735689600;
 
 export const JSON_TOOLS = {
+  model: 'json-tools',
   text: 'Paris is sunny ☀️, 21 °C. I also searched the web for “Paris events”.',
   // upstream meta: choices[0].meta and top-level meta (SPEC 4.2 merge)
   toolsUsed: ['memory_lookup', 'get_weather', 'search_web'],
@@ -51,7 +50,7 @@ export const JSON_TOOLS = {
       id: 'chatcmpl-json-1',
       object: 'chat.completion',
       created: CREATED,
-      model: 'json-tools',
+      model: this.model,
       choices: [
         {
           index: 0,
@@ -71,6 +70,27 @@ export const JSON_TOOLS = {
       ],
       usage: { prompt_tokens: 31, completion_tokens: 42, total_tokens: 73 },
       meta: { tools_used: ['memory_lookup'], gateway: 'test-upstream' },
+    };
+  },
+};
+
+// The gateway ran its tools itself and reports them in `meta` only, with no
+// tool_calls for the client to run: what most apps meet, and what an agent
+// framework reads without entering a tool loop.
+export const JSON_META = {
+  model: 'json-meta',
+  text: 'Paris is sunny, 21 °C; the Louvre is open until 18:00.',
+  toolsUsed: ['web_search', 'memory_lookup'],
+  finishReason: 'stop',
+  body() {
+    return {
+      id: 'chatcmpl-json-meta',
+      object: 'chat.completion',
+      created: CREATED,
+      model: this.model,
+      choices: [{ index: 0, message: { role: 'assistant', content: this.text, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 20, completion_tokens: 15, total_tokens: 35 },
+      meta: { tools_used: this.toolsUsed },
     };
   },
 };
@@ -113,6 +133,48 @@ export const SSE_TEXT = {
     const base = { id: this.id, object: 'chat.completion.chunk', created: CREATED, model: this.model };
     const ch = (delta, finish = null) => ({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
     const ev = [ch({ role: 'assistant', content: '' }), ...this.textParts.map((t) => ch({ content: t })), ch({}, 'stop')];
+    return ev.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('') + 'data: [DONE]\n\n';
+  },
+};
+
+// The answer after tool results (the last message has role `tool`), for
+// clients that run json-tools' or sse-tools' calls themselves (agents):
+// text only, no tools, no meta.
+export const AFTER_TOOLS = {
+  id: 'chatcmpl-after-tools',
+  model: 'after-tools',
+  text: 'It is sunny in Paris, 21 °C, and the Louvre has an evening opening.',
+  body() {
+    return {
+      id: this.id, object: 'chat.completion', created: CREATED, model: this.model,
+      choices: [{ index: 0, message: { role: 'assistant', content: this.text }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 60, completion_tokens: 16, total_tokens: 76 },
+    };
+  },
+  wire() {
+    const base = { id: this.id, object: 'chat.completion.chunk', created: CREATED, model: this.model };
+    const ev = [
+      { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: this.text }, finish_reason: null }] },
+      { ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
+    ];
+    return ev.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('') + 'data: [DONE]\n\n';
+  },
+};
+
+// The streamed form of JSON_META: the gateway's own tools come in a
+// meta-only event, which llm_meta withholds and folds into its final meta
+// chunk.
+export const SSE_META = {
+  id: 'chatcmpl-sse-meta',
+  model: 'sse-meta',
+  textParts: ['Paris is sunny, ', '21 °C; the Louvre ', 'is open until 18:00.'],
+  get text() { return this.textParts.join(''); },
+  toolsUsed: ['web_search', 'memory_lookup'],
+  finishReason: 'stop',
+  wire() {
+    const base = { id: this.id, object: 'chat.completion.chunk', created: CREATED, model: this.model };
+    const ch = (delta, finish = null) => ({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
+    const ev = [ch({ role: 'assistant', content: '' }), ...this.textParts.map((t) => ch({ content: t })), ch({}, 'stop'), { meta: { tools_used: this.toolsUsed } }];
     return ev.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('') + 'data: [DONE]\n\n';
   },
 };
@@ -165,7 +227,8 @@ export const STRUCTURED = {
   },
 };
 
-// Agent Hustle style data elements (shared/notes/seeds-origin.md b.4).
+// Agent Hustle's data elements, as its `2:` parts carry them (objects with a
+// `type`; docs/reference.md, stream conversion).
 export const HUSTLE_REASONING = {
   type: 'reasoning',
   thinking: 'The user wants the weather in Paris; get_weather answers that.',
@@ -178,6 +241,8 @@ export const HUSTLE_PATH_INFO = { type: 'path_info', tokensIn: 1200, tokensOut: 
 export const V4_DATA = {
   model: 'v4-data',
   messageId: 'msg-v4-hustle',
+  // `2:` parts, as Agent Hustle sends them
+  dataParts: [HUSTLE_REASONING, HUSTLE_PATH_INFO],
   textParts: ['Checking ', 'Paris… ', 'it is sunny, 21 °C.'],
   get text() { return this.textParts.join(''); },
   toolsUsed: ['get_weather'],
@@ -198,9 +263,13 @@ export const V4_DATA = {
   },
 };
 
-export const V5_UI = {
-  model: 'v5-ui',
-  messageId: 'msg-v5-ui',
+// An ai@4 data stream that fails after some text: the writer turns the
+// thrown error into a `3:` part.
+export const V4_ERROR = { model: 'v4-error', messageId: 'msg-v4-error', text: 'Partial answer ', error: 'upstream exploded' };
+
+export const V7_UI = {
+  model: 'v7-ui',
+  messageId: 'msg-v7-ui',
   textParts: ['Looking up ', 'Paris… ', 'sunny, 21 °C ☀️'],
   get text() { return this.textParts.join(''); },
   toolsUsed: ['get_weather'],
@@ -222,6 +291,18 @@ export const V5_UI = {
       ],
     };
   },
+};
+
+// Aborted after the first text part: the client has that text, and the
+// stream ends as a finished one (SPEC 5.2: `abort` is `finish` with
+// finish_reason stop), with no tool call made.
+export const V7_ABORT = {
+  model: 'v7-abort',
+  messageId: 'msg-v7-abort',
+  textParts: ['Looking up ', 'Paris… ', 'sunny, 21 °C ☀️'],
+  abortAfter: 1,
+  get text() { return this.textParts.slice(0, this.abortAfter).join(''); },
+  finishReason: 'stop',
 };
 
 // ---------------------------------------------------------------------------
@@ -252,104 +333,6 @@ function sendSSE(res, wire) {
   return writeInPieces(res, wire);
 }
 
-// AI SDK v4 data stream, produced by ai@4.3.19 itself.
-function sendV4DataStream(res) {
-  const s = V4_DATA;
-  pipeDataStreamToResponse(res, {
-    execute: async (writer) => {
-      // `2:` data parts, as Agent Hustle sends them.
-      writer.writeData(HUSTLE_REASONING);
-      writer.writeData(HUSTLE_PATH_INFO);
-      const result = streamText4({
-        model: new MockLanguageModelV1({
-          modelId: 'mock-v1',
-          doStream: async () => ({
-            stream: simulate4({
-              chunkDelayInMs: 2,
-              chunks: [
-                ...s.textParts.map((t) => ({ type: 'text-delta', textDelta: t })),
-                { type: 'tool-call-delta', toolCallType: 'function', toolCallId: 'call-v4-1', toolName: 'get_weather', argsTextDelta: '{"city":' },
-                { type: 'tool-call-delta', toolCallType: 'function', toolCallId: 'call-v4-1', toolName: 'get_weather', argsTextDelta: '"Paris"}' },
-                { type: 'tool-call', toolCallType: 'function', toolCallId: 'call-v4-1', toolName: 'get_weather', args: '{"city":"Paris"}' },
-                { type: 'finish', finishReason: 'tool-calls', usage: { promptTokens: 12, completionTokens: 7 } },
-              ],
-            }),
-            rawCall: { rawPrompt: null, rawSettings: {} },
-          }),
-        }),
-        prompt: 'What is the weather in Paris?',
-        tools: {
-          get_weather: tool4({
-            description: 'Current weather for a city',
-            parameters: z.object({ city: z.string() }),
-            execute: async ({ city }) => ({ city, tempC: 21, sky: 'sunny' }),
-          }),
-        },
-        toolCallStreaming: true,
-        experimental_generateMessageId: () => s.messageId,
-      });
-      result.mergeIntoDataStream(writer);
-    },
-  });
-}
-
-// An ai@4 data stream that fails after some text: the writer turns the
-// thrown error into a `3:` part.
-export const V4_ERROR = { model: 'v4-error', text: 'Partial answer ', error: 'upstream exploded' };
-function sendV4ErrorStream(res) {
-  pipeDataStreamToResponse(res, {
-    execute: async (writer) => {
-      writer.write(formatDataStreamPart('start_step', { messageId: 'msg-v4-error' }));
-      writer.write(formatDataStreamPart('text', V4_ERROR.text));
-      await new Promise((r) => setTimeout(r, 5));
-      throw new Error(V4_ERROR.error);
-    },
-    onError: (err) => err.message,
-  });
-}
-
-// AI SDK v5 UI message stream, produced by ai@5 itself.
-function sendV5UIMessageStream(res) {
-  const s = V5_UI;
-  const stream = createUIMessageStream({
-    execute: ({ writer }) => {
-      const result = streamText5({
-        model: new MockLanguageModelV2({
-          modelId: 'mock-v2',
-          doStream: async () => ({
-            stream: simulate5({
-              chunkDelayInMs: 2,
-              chunks: [
-                { type: 'stream-start', warnings: [] },
-                { type: 'text-start', id: 't1' },
-                ...s.textParts.map((t) => ({ type: 'text-delta', id: 't1', delta: t })),
-                { type: 'text-end', id: 't1' },
-                { type: 'tool-input-start', id: 'call-v5-1', toolName: 'get_weather' },
-                { type: 'tool-input-delta', id: 'call-v5-1', delta: '{"city":"Paris"}' },
-                { type: 'tool-input-end', id: 'call-v5-1' },
-                { type: 'tool-call', toolCallId: 'call-v5-1', toolName: 'get_weather', input: '{"city":"Paris"}' },
-                { type: 'finish', finishReason: 'tool-calls', usage: { inputTokens: 12, outputTokens: 7, totalTokens: 19 } },
-              ],
-            }),
-          }),
-        }),
-        prompt: 'What is the weather in Paris?',
-        tools: {
-          get_weather: tool5({
-            description: 'Current weather for a city',
-            inputSchema: z.object({ city: z.string() }),
-            execute: async ({ city }) => ({ city, tempC: 21, sky: 'sunny' }),
-          }),
-        },
-      });
-      writer.merge(result.toUIMessageStream({ generateMessageId: () => s.messageId }));
-      // a data-* part (Hustle-style reasoning object)
-      writer.write({ type: 'data-reasoning', data: s.reasoning });
-    },
-  });
-  pipeUIMessageStreamToResponse({ response: res, stream });
-}
-
 // ---------------------------------------------------------------------------
 
 export async function startUpstream() {
@@ -362,21 +345,32 @@ export async function startUpstream() {
       let body = null;
       try { body = JSON.parse(raw); } catch { /* not JSON */ }
       requests.push({ method: req.method, url: req.url, headers: req.headers, body, raw });
-      if (req.method !== 'POST' || !body || typeof body !== 'object') {
+      // Only the chat-completions path answers (other APIs get their own
+      // path when their scenarios come), so a client that silently used
+      // another API fails loudly.
+      const path = req.url.split('?')[0];
+      if (req.method !== 'POST' || path !== '/v1/chat/completions' || !body || typeof body !== 'object') {
         res.writeHead(404, { 'Content-Type': 'application/json' });
         res.end(JSON.stringify({ error: { message: 'not found', type: 'invalid_request_error' } }));
         return;
       }
-      const scenario = body.model ?? (body.stream ? 'sse-tools' : 'json-tools');
+      // A request that carries tool results (an agent ran the tool calls of
+      // json-tools or sse-tools) gets the model's answer after them.
+      const afterTools = Array.isArray(body.messages) && body.messages.at(-1)?.role === 'tool';
+      const scenario = afterTools ? 'after-tools' : body.model ?? (body.stream ? 'sse-tools' : 'json-tools');
       try {
         switch (scenario) {
           case 'json-tools': return sendJSON(res, JSON_TOOLS.body());
+          case 'json-meta': return sendJSON(res, JSON_META.body());
           case 'sse-tools': return await sendSSE(res, SSE_TOOLS.wire());
           case 'sse-text': return await sendSSE(res, SSE_TEXT.wire());
+          case 'after-tools': return body.stream ? await sendSSE(res, AFTER_TOOLS.wire()) : sendJSON(res, AFTER_TOOLS.body());
+          case 'sse-meta': return await sendSSE(res, SSE_META.wire());
           case 'structured': return body.stream ? await sendSSE(res, STRUCTURED.wire()) : sendJSON(res, STRUCTURED.body());
-          case 'v4-data': return sendV4DataStream(res);
-          case 'v4-error': return sendV4ErrorStream(res);
-          case 'v5-ui': return sendV5UIMessageStream(res);
+          case 'v4-data': return sendDataStream(res, V4_DATA);
+          case 'v4-error': return sendErrorStream(res, V4_ERROR);
+          case 'v7-ui': return sendUIMessageStream(res, V7_UI);
+          case 'v7-abort': return sendAbortedUIMessageStream(res, V7_ABORT);
           default:
             res.writeHead(400, { 'Content-Type': 'application/json' });
             res.end(JSON.stringify({ error: { message: `unknown scenario ${scenario}`, type: 'invalid_request_error' } }));
@@ -397,5 +391,23 @@ export async function startUpstream() {
     url: `http://127.0.0.1:${port}`,
     requests,
     close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(() => r()); }),
+  };
+}
+
+// What a client should read from each scenario through llm_meta, as plain
+// JSON: the Go client suites (clients/go) get it from lib/stack-cli.js, so
+// their expectations and these bytes share one source.
+export function expectations() {
+  const e = (s, extra = {}) => ({ model: s.model, text: s.text, toolsUsed: s.toolsUsed ?? [], finishReason: s.finishReason, ...extra });
+  return {
+    'json-tools': e(JSON_TOOLS, { finishReason: 'tool_calls' }),
+    'json-meta': e(JSON_META),
+    'sse-tools': e(SSE_TOOLS),
+    'sse-text': e(SSE_TEXT, { finishReason: 'stop' }),
+    'sse-meta': e(SSE_META),
+    'v4-data': e(V4_DATA, { messageId: V4_DATA.messageId }),
+    'v7-ui': e(V7_UI, { messageId: V7_UI.messageId }),
+    'v7-abort': e(V7_ABORT, { messageId: V7_ABORT.messageId }),
+    'v4-error': { model: V4_ERROR.model, text: V4_ERROR.text, error: V4_ERROR.error },
   };
 }

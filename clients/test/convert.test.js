@@ -1,13 +1,13 @@
 // The other direction (test 5): upstream streams written by the real AI SDK
-// writers (ai@4 data stream, ai@5 UI message stream), converted by llm_meta
-// into OpenAI chunks (SPEC section 5), read by the official openai client.
+// writers (ai@4 data stream, as Agent Hustle sends it; ai@7 UI message
+// stream), converted by llm_meta into OpenAI chunks (SPEC section 5), read
+// by the official openai client.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import OpenAI from 'openai';
+import { describe, test } from 'node:test';
 
-import { readText, sseEvents, startStack } from '../lib/harness.js';
-import { V4_DATA, V5_UI } from '../lib/upstream.js';
+import { openaiClient, readText, sseEvents, useStack } from '../lib/harness.js';
+import { V4_DATA, V7_ABORT, V7_UI } from '../lib/upstream.js';
 
 const T = { timeout: 20_000 };
 const messages = [{ role: 'user', content: 'What is the weather in Paris?' }];
@@ -15,18 +15,14 @@ const messages = [{ role: 'user', content: 'What is the weather in Paris?' }];
 let stack;
 let client;
 
-before(async () => {
-  stack = await startStack();
-  client = new OpenAI({ baseURL: `${stack.base}/v1`, apiKey: 'test-key', maxRetries: 0, timeout: 15_000 });
-}, { timeout: 600_000 });
-
-after(async () => {
-  await stack?.stop();
+useStack((s) => {
+  stack = s;
+  client = openaiClient(s);
 });
 
 const cases = [
-  { name: 'AI SDK v4 data stream (ai@4.3.19 pipeDataStreamToResponse + streamText)', s: V4_DATA, protoHeader: 'x-vercel-ai-data-stream', usage: V4_DATA.usage },
-  { name: 'AI SDK v5 UI message stream (ai@5 createUIMessageStream + streamText)', s: V5_UI, protoHeader: 'x-vercel-ai-ui-message-stream', usage: undefined },
+  { name: 'AI SDK 4 data stream (ai@4.3.19 pipeDataStreamToResponse + streamText)', s: V4_DATA, protoHeader: 'x-vercel-ai-data-stream', usage: V4_DATA.usage },
+  { name: 'AI SDK 7 UI message stream (ai@7 createUIMessageStream + streamText)', s: V7_UI, protoHeader: 'x-vercel-ai-ui-message-stream', usage: undefined },
 ];
 
 for (const { name, s, protoHeader, usage } of cases) {
@@ -99,3 +95,18 @@ for (const { name, s, protoHeader, usage } of cases) {
     });
   });
 }
+
+describe('an AI SDK 7 UI message stream aborted on the server (test 5)', () => {
+  // ai@7 ends it with an `abort` part and [DONE], no `finish`: the client
+  // must see an ordinary end, the text so far and finish_reason stop.
+  test('openai client, streaming: the text so far, finish_reason stop, then [DONE]', T, async () => {
+    const stream = await client.chat.completions.create({ model: V7_ABORT.model, messages, stream: true });
+    const chunks = [];
+    for await (const c of stream) chunks.push(c); // ends normally, no throw
+    assert.equal(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join(''), V7_ABORT.text);
+    for (const c of chunks) assert.equal(c.id, V7_ABORT.messageId);
+    const fin = chunks.filter((c) => c.choices[0]?.finish_reason);
+    assert.equal(fin.length, 1, 'one chunk with a finish_reason');
+    assert.equal(fin[0].choices[0].finish_reason, V7_ABORT.finishReason);
+  });
+});

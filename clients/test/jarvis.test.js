@@ -1,15 +1,16 @@
-// The JARVIS UI's client parsing (test 4), written after
-// shared/notes/seeds-origin.md §a.5 (Chat.tsx, sendMessage) and §a.6.
+// The JARVIS UI's client parsing (test 4): a parser written after the rules
+// of the JARVIS chat page's sendMessage (Chat.tsx), its structured-result
+// view and its Next.js route, as the project's research notes recorded them.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { startStack } from '../lib/harness.js';
-import { JSON_TOOLS, SSE_TOOLS, V4_DATA, V5_UI } from '../lib/upstream.js';
+import { useStack } from '../lib/harness.js';
+import { JSON_TOOLS, SSE_TOOLS, V4_DATA, V7_UI } from '../lib/upstream.js';
 
 const T = { timeout: 20_000 };
 
-// --- the JARVIS browser client, faithfully to §a.5 -------------------------
+// --- the JARVIS browser client, faithfully to its sendMessage ---------------
 //
 // SSE branch (Content-Type contains text/event-stream):
 //  - decode chunks, split the buffer on "\n", keep the partial last line;
@@ -74,7 +75,7 @@ async function jarvisReadReply(res) {
   return { sse: false, content, meta };
 }
 
-// §a.6: what StructuredResultView can render without React throwing.
+// What its StructuredResultView can render without React throwing.
 function assertRenderable(sr) {
   assert.equal(typeof sr, 'object');
   assert.ok(sr !== null && !Array.isArray(sr));
@@ -90,12 +91,8 @@ function assertRenderable(sr) {
 
 let stack;
 
-before(async () => {
-  stack = await startStack();
-}, { timeout: 600_000 });
-
-after(async () => {
-  await stack?.stop();
+useStack((s) => {
+  stack = s;
 });
 
 function post(path, body, headers = {}) {
@@ -113,7 +110,7 @@ const chat = (model) => post('/v1/chat/completions', {
   messages: [{ role: 'user', content: 'What is the weather in Paris?' }],
 });
 
-// What the Next.js route sends to the edge function (§a.4).
+// What its Next.js route sends to the edge function.
 function edgeBody(extra = {}) {
   const messages = [
     { role: 'user', content: 'Hi' },
@@ -135,7 +132,7 @@ describe('JARVIS UI parser (test 4)', () => {
     assert.equal(r.rest, '', 'stream ends with a complete line');
   });
 
-  for (const s of [V4_DATA, V5_UI]) {
+  for (const s of [V4_DATA, V7_UI]) {
     test(`converted ${s.model} stream: full text, tools_used and the Hustle structured_result`, T, async () => {
       const r = await jarvisReadReply(await chat(s.model));
       assert.equal(r.sse, true);

@@ -1,11 +1,12 @@
-// The official `openai` npm client through Caddy + llm_meta (tests 1 and 2).
+// The official `openai` npm client (7.x) through Caddy + llm_meta (tests 1
+// and 2): an app reads meta.tools_used from the completion object (JSON) and
+// from the chunk that carries `meta` (stream); the client keeps extra fields.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import OpenAI from 'openai';
+import { describe, test } from 'node:test';
 
-import { readText, startStack } from '../lib/harness.js';
-import { CREATED, JSON_TOOLS, SSE_TEXT, SSE_TOOLS } from '../lib/upstream.js';
+import { openaiClient, readText, useStack } from '../lib/harness.js';
+import { CREATED, JSON_META, JSON_TOOLS, SSE_META, SSE_TEXT, SSE_TOOLS } from '../lib/upstream.js';
 
 const T = { timeout: 20_000 };
 const messages = [{ role: 'user', content: 'What is the weather in Paris?' }];
@@ -13,13 +14,9 @@ const messages = [{ role: 'user', content: 'What is the weather in Paris?' }];
 let stack;
 let client;
 
-before(async () => {
-  stack = await startStack();
-  client = new OpenAI({ baseURL: `${stack.base}/v1`, apiKey: 'test-key', maxRetries: 0, timeout: 15_000 });
-}, { timeout: 600_000 });
-
-after(async () => {
-  await stack?.stop();
+useStack((s) => {
+  stack = s;
+  client = openaiClient(s);
 });
 
 describe('openai client, non-stream (test 1)', () => {
@@ -37,6 +34,13 @@ describe('openai client, non-stream (test 1)', () => {
     assert.equal(data.meta.gateway, 'test-upstream');
     // ... and choices[i].meta is gone
     assert.equal('meta' in data.choices[0], false);
+  });
+
+  test('the gateway\'s own tools: meta.tools_used from its top-level meta, no tool_calls', T, async () => {
+    const data = await client.chat.completions.create({ model: JSON_META.model, messages });
+    assert.equal(data.choices[0].message.content, JSON_META.text);
+    assert.equal(data.choices[0].message.tool_calls, undefined);
+    assert.deepEqual(data.meta.tools_used, JSON_META.toolsUsed);
   });
 
   test('the upstream received the request without changes', T, async () => {
@@ -74,6 +78,24 @@ describe('openai client, streaming (test 2)', () => {
     assert.equal(metaChunk.created, CREATED);
     assert.equal(metaChunk.model, SSE_TOOLS.model);
     assert.deepEqual(metaChunk.meta.tools_used, SSE_TOOLS.toolsUsed);
+  });
+
+  test('the gateway\'s own tools: its meta-only event is folded into the one final meta chunk', T, async () => {
+    const stream = await client.chat.completions.create({ model: SSE_META.model, messages, stream: true });
+    let text = '';
+    let toolsUsed;
+    const metaChunks = [];
+    for await (const c of stream) {
+      text += c.choices[0]?.delta?.content ?? '';
+      if (c.meta) {
+        metaChunks.push(c);
+        toolsUsed = c.meta.tools_used;
+      }
+    }
+    assert.equal(text, SSE_META.text);
+    assert.equal(metaChunks.length, 1);
+    assert.equal(metaChunks[0].object, 'chat.completion.chunk', 'a chunk, not the upstream\'s bare meta event');
+    assert.deepEqual(toolsUsed, SSE_META.toolsUsed);
   });
 
   test('the stream helper (chat.completions.stream) accumulates text and tool calls without error', T, async () => {

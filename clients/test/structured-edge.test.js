@@ -1,10 +1,10 @@
 // Optional (test 6): structured mode (SPEC 7) and edges, seen by real clients.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import OpenAI from 'openai';
 
-import { startStack } from '../lib/harness.js';
+import { openaiClient, useStack } from '../lib/harness.js';
 import { STRUCTURED, V4_ERROR } from '../lib/upstream.js';
 
 const T = { timeout: 20_000 };
@@ -16,13 +16,9 @@ const messages = [
 let stack;
 let client;
 
-before(async () => {
-  stack = await startStack();
-  client = new OpenAI({ baseURL: `${stack.base}/v1`, apiKey: 'test-key', maxRetries: 0, timeout: 15_000 });
-}, { timeout: 600_000 });
-
-after(async () => {
-  await stack?.stop();
+useStack((s) => {
+  stack = s;
+  client = openaiClient(s);
 });
 
 // The openai client's types do not know the flag; extra body keys pass as they are.
