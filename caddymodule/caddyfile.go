@@ -41,6 +41,12 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	        models      <glob...>
 //	        instruction <text>
 //	    }
+//	    openclaw [<gateway>] {
+//	        gateway <url>
+//	        token   <token>
+//	        agent   <id>
+//	        timeout <duration>
+//	    }
 //	}
 //
 // Sizes are in Caddy's usual notation (16MiB, 512KB, 1048576). on|off also
@@ -131,6 +137,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			h.MetaEvent = v
 		case "structured_output":
 			if err := h.unmarshalStructured(d); err != nil {
+				return err
+			}
+		case "openclaw":
+			if err := h.unmarshalOpenClaw(d); err != nil {
 				return err
 			}
 		default:

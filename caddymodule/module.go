@@ -87,6 +87,10 @@ type Handler struct {
 	// Structured output settings. Default: every model ("*").
 	StructuredOutput *StructuredOutput `json:"structured_output,omitempty"`
 
+	// Tool names from an OpenClaw gateway's session history (SPEC 10).
+	// Absent: off, and no look-up is made.
+	OpenClaw *OpenClaw `json:"openclaw,omitempty"`
+
 	runOncePath string
 	edgePath    string
 	finalMeta   bool
@@ -155,6 +159,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		Instruction:      instruction,
 		MaxPromptChars:   h.MaxPromptChars,
 	}
+	if h.OpenClaw != nil {
+		h.OpenClaw.provision()
+	}
 	return nil
 }
 
@@ -187,6 +194,17 @@ func (h *Handler) Validate() error {
 			return fmt.Errorf("llm_meta: structured_output model pattern %q is not a valid glob", g)
 		}
 	}
+	if h.OpenClaw != nil {
+		return h.OpenClaw.validate()
+	}
+	return nil
+}
+
+// Cleanup releases what Provision made that outlives a request.
+func (h *Handler) Cleanup() error {
+	if h.OpenClaw != nil {
+		h.OpenClaw.cleanup()
+	}
 	return nil
 }
 
@@ -208,6 +226,7 @@ func boolOr(p *bool, def bool) bool {
 var (
 	_ caddy.Provisioner           = (*Handler)(nil)
 	_ caddy.Validator             = (*Handler)(nil)
+	_ caddy.CleanerUpper          = (*Handler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
 	_ caddyfile.Unmarshaler       = (*Handler)(nil)
 )
