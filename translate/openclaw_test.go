@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 )
 
 func TestOpenClawSessionKey(t *testing.T) {
@@ -399,5 +400,81 @@ func BenchmarkOpenClawTools(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// readOpenClaw reads a file of testdata/openclaw.
+func readOpenClaw(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "openclaw", name))
+	if err != nil {
+		t.Fatalf("reading the recording: %v", err)
+	}
+	return b
+}
+
+func TestOpenClawToolsRecordedRuns(t *testing.T) {
+	// Five turns of one session: two without a tool, two running ls, one
+	// running ls through the tool_call wrapper (the transcript then also
+	// holds the wrapped call as an openclaw.nested-tool.v1 message, and the
+	// wrapper's result is named tool_call).
+	answer := readOpenClaw(t, "tools-invoke-sessions_history-runs-and-wrapper.json")
+	const wrapperRun = "chatcmpl_fdb23e2f-7cc0-4edf-8ba6-19b27d1afda4"
+	for run, want := range map[string][]string{
+		"chatcmpl_42934642-cf71-4ebc-b232-fae0c7a9ae67": nil,
+		"chatcmpl_cbe32242-32e2-4e60-a2e9-4bde0daf3080": nil,
+		"chatcmpl_1c2aec02-bf20-461a-a810-9d219526f6be": {"ls"},
+		"chatcmpl_a745a34b-3227-458a-b3e1-2b82cd659754": {"ls"},
+		wrapperRun: {"ls"},
+	} {
+		got, err := collectTools(answer, run)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("run %s gives %q, %v; want %q", run, got, err, want)
+		}
+	}
+
+	// Without the nested message, the wrapper's arguments still name ls;
+	// without their id too, the wrapper is all that is known.
+	nested := -1
+	gjson.GetBytes(answer, "result.details.messages").ForEach(func(i, m gjson.Result) bool {
+		if m.Get("customType").Str == "openclaw.nested-tool.v1" {
+			nested = int(i.Int())
+		}
+		return true
+	})
+	if nested < 0 {
+		t.Fatal("the recording has no nested-tool message")
+	}
+	withoutNested, err := sjson.DeleteBytes(answer, "result.details.messages."+strconv.Itoa(nested))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := collectTools(withoutNested, wrapperRun); err != nil || !reflect.DeepEqual(got, []string{"ls"}) {
+		t.Errorf("without the nested message: %q, %v; want [ls]", got, err)
+	}
+	withoutID := []byte(strings.Replace(string(withoutNested), `"arguments":{"id":"ls",`, `"arguments":{`, 1))
+	if len(withoutID) == len(withoutNested) {
+		t.Fatal("the recording's wrapper call has no arguments id to remove")
+	}
+	if got, err := collectTools(withoutID, wrapperRun); err != nil || !reflect.DeepEqual(got, []string{"tool_call"}) {
+		t.Errorf("without the wrapped tool's id: %q, %v; want [tool_call]", got, err)
+	}
+}
+
+func TestOpenClawToolsRecordedResponses(t *testing.T) {
+	answer := readOpenClaw(t, "tools-invoke-sessions_history-responses.json")
+	runID := gjson.GetBytes(readOpenClaw(t, "responses-json-run-of-sessions_history.json"), "id").Str
+	if !strings.HasPrefix(runID, "resp_") {
+		t.Fatalf("the recorded response's id is %q", runID)
+	}
+	if got, err := collectTools(answer, runID); err != nil || !reflect.DeepEqual(got, []string{"ls"}) {
+		t.Errorf("the Responses turn gives %q, %v; want [ls]", got, err)
+	}
+}
+
+func TestOpenClawToolsRecordedMissingSession(t *testing.T) {
+	got, err := collectTools(readOpenClaw(t, "tools-invoke-sessions_history-missing-session.json"), "chatcmpl_x")
+	if !errors.Is(err, ErrOpenClawStatusError) || len(got) != 0 {
+		t.Errorf("got %q, %v; want nothing and %v", got, err, ErrOpenClawStatusError)
 	}
 }
