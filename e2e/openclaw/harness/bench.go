@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -27,38 +28,50 @@ func runBench(args []string) error {
 	if *gateway == "" || *token == "" || *turns < 2 {
 		return errors.New("bench needs -openclaw, -token and -turns of 2 or more")
 	}
-	user := fmt.Sprintf("bench-%d", time.Now().UnixNano()%1e9)
-	key := "agent:main:openai-user:" + user
-	body := `{"model":"openclaw","user":"` + user + `","messages":[{"role":"user","content":"` + useTool + `"}]}`
-	var replyT, lookupT []time.Duration
-	for i := range *turns {
-		r, err := post(*gateway+"/v1/chat/completions", body, "Authorization", "Bearer "+*token)
-		if err != nil || r.status != 200 {
-			return fmt.Errorf("turn %d: status %d, %v", i, r.status, err)
-		}
-		tools, _, took, err := history(*gateway, *token, key, r.id)
-		if err != nil || !contains(tools, "ls") {
-			return fmt.Errorf("turn %d: look-up gave %q, %v", i, tools, err)
-		}
-		replyT = append(replyT, r.elapsed)
-		lookupT = append(lookupT, took)
+	type series struct {
+		name, url, key, body string
+		headers              []string
+		times                []time.Duration
 	}
-	fmt.Printf("openclaw bench: %d turns, one session (its transcript growing to the look-up's 100 messages)\n", *turns)
-	report("OpenClaw reply (JSON, agent runs ls)", replyT)
-	report("sessions_history look-up after it", lookupT)
-	for _, site := range []struct{ name, url string }{{"through Caddy, openclaw on", *caddyOn}, {"through Caddy, openclaw off", *caddyOff}} {
-		if site.url == "" {
-			continue
-		}
-		var ts []time.Duration
-		for i := range *turns {
-			r, err := post(site.url+"/v1/chat/completions", body)
+	nonce := time.Now().UnixNano() % 1e9
+	mk := func(name, url string, headers ...string) *series {
+		user := fmt.Sprintf("bench-%s-%d", strings.Fields(name)[0], nonce)
+		return &series{name: name, url: url, key: "agent:main:openai-user:" + user, headers: headers,
+			body: `{"model":"openclaw","user":"` + user + `","messages":[{"role":"user","content":"` + useTool + `"}]}`}
+	}
+	// Each series has a session of its own, and the series take turns, so
+	// that the growth of a session and the load of the machine weigh on all
+	// of them alike.
+	direct := mk("direct OpenClaw reply (JSON, agent runs ls)", *gateway, "Authorization", "Bearer "+*token)
+	all := []*series{direct}
+	if *caddyOn != "" {
+		all = append(all, mk("on: through Caddy, openclaw on", *caddyOn))
+	}
+	if *caddyOff != "" {
+		all = append(all, mk("off: through Caddy, openclaw off", *caddyOff))
+	}
+	var lookupT []time.Duration
+	for i := range *turns {
+		for _, s := range all {
+			r, err := post(s.url+"/v1/chat/completions", s.body, s.headers...)
 			if err != nil || r.status != 200 {
-				return fmt.Errorf("%s, turn %d: status %d, %v", site.name, i, r.status, err)
+				return fmt.Errorf("%s, turn %d: status %d, %v", s.name, i, r.status, err)
 			}
-			ts = append(ts, r.elapsed)
+			s.times = append(s.times, r.elapsed)
+			if s == direct {
+				tools, _, took, err := history(*gateway, *token, s.key, r.id)
+				if err != nil || !contains(tools, "ls") {
+					return fmt.Errorf("turn %d: look-up gave %q, %v", i, tools, err)
+				}
+				lookupT = append(lookupT, took)
+			}
 		}
-		report(site.name, ts)
+	}
+	fmt.Printf("openclaw bench: %d turns per series, each series one session (its transcript growing to the look-up's 100 messages)\n", *turns)
+	report(direct.name, direct.times)
+	report("sessions_history look-up after it", lookupT)
+	for _, s := range all[1:] {
+		report(s.name, s.times)
 	}
 	return nil
 }
@@ -71,7 +84,7 @@ func report(name string, ds []time.Duration) {
 		i := int(q*float64(len(s))+0.999999) - 1
 		return s[max(0, min(i, len(s)-1))]
 	}
-	fmt.Printf("  %-40s median %8.2f ms   p99 %8.2f ms   (n=%d)\n", name, ms(p(0.5)), ms(p(0.99)), len(s))
+	fmt.Printf("  %-46s median %8.2f ms   p99 %8.2f ms   (n=%d)\n", name, ms(p(0.5)), ms(p(0.99)), len(s))
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
