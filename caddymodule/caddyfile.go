@@ -49,6 +49,12 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    prices {
 //	        <model glob> <input> <output> [<cached input>]   # USD per 1M tokens
 //	    }
+//	    openclaw [<gateway>] {
+//	        gateway <url>
+//	        token   <token>
+//	        agent   <id>
+//	        timeout <duration>
+//	    }
 //	}
 //
 // Sizes are in Caddy's usual notation (16MiB, 512KB, 1048576). on|off also
@@ -147,6 +153,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 		case "prices":
 			if err := h.unmarshalPrices(d); err != nil {
+				return err
+			}
+		case "openclaw":
+			if err := h.unmarshalOpenClaw(d); err != nil {
 				return err
 			}
 		default:

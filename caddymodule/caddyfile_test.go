@@ -142,17 +142,23 @@ func TestUnmarshalCaddyfileErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var h Handler
-			err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(tc.input))
-			if err == nil {
-				t.Fatalf("no error; want one containing %q", tc.want)
-			}
-			t.Logf("error: %v", err)
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
+			errorSays(t, h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(tc.input)), tc.want)
 		})
+	}
+}
+
+// errorSays fails the test unless err is an error whose text contains each
+// of want.
+func errorSays(t *testing.T, err error, want []string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error; want one containing %q", want)
+	}
+	t.Logf("error: %v", err)
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not contain %q", err, w)
+		}
 	}
 }
 
@@ -193,15 +199,7 @@ func TestValidateJSON(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := loadHandlerJSON(t, tc.cfg)
-			if err == nil {
-				t.Fatalf("config %s loaded; want an error", tc.cfg)
-			}
-			t.Logf("error: %v", err)
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
+			errorSays(t, err, tc.want)
 		})
 	}
 }

@@ -98,6 +98,10 @@ type Handler struct {
 	// Add meta.timing (first_token_ms, total_ms). Default false.
 	Timing bool `json:"timing,omitempty"`
 
+	// Tool names from an OpenClaw gateway's session history (SPEC 10).
+	// Absent: off, and no look-up is made.
+	OpenClaw *OpenClaw `json:"openclaw,omitempty"`
+
 	runOncePath string
 	edgePath    string
 	finalMeta   bool
@@ -170,6 +174,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		MaxPromptChars:   h.MaxPromptChars,
 		StreamUsage:      h.streamUsage,
 	}
+	if h.OpenClaw != nil {
+		h.OpenClaw.provision()
+	}
 	return nil
 }
 
@@ -210,6 +217,17 @@ func (h *Handler) Validate() error {
 			return fmt.Errorf("llm_meta: prices[%d] (%s): prices must not be negative", i, p.Model)
 		}
 	}
+	if h.OpenClaw != nil {
+		return h.OpenClaw.validate()
+	}
+	return nil
+}
+
+// Cleanup releases what Provision made that outlives a request.
+func (h *Handler) Cleanup() error {
+	if h.OpenClaw != nil {
+		h.OpenClaw.cleanup()
+	}
 	return nil
 }
 
@@ -231,6 +249,7 @@ func boolOr(p *bool, def bool) bool {
 var (
 	_ caddy.Provisioner           = (*Handler)(nil)
 	_ caddy.Validator             = (*Handler)(nil)
+	_ caddy.CleanerUpper          = (*Handler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
 	_ caddyfile.Unmarshaler       = (*Handler)(nil)
 )
