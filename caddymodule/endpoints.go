@@ -40,6 +40,9 @@ func (h *Handler) prepareEndpoint(w http.ResponseWriter, r *http.Request, x *exc
 	r.Header.Set("Content-Type", "application/json")
 	r.URL.Path = h.ChatPath
 	r.URL.RawPath = ""
+	if h.OpenClaw != nil {
+		x.openClawKey = h.OpenClaw.prepareSession(r, res.Body)
+	}
 	return false
 }
 

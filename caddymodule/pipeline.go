@@ -29,7 +29,7 @@ func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) stage 
 		Warn:            h.warn,
 		Reply:           &x.reply,
 		WithholdUsage:   x.withholdUsage,
-		BeforeEnd:       rw.beforeEnd,
+		BeforeEnd:       rw.endHook(),
 	}, translate.ConvertOptions{
 		Model:         x.model,
 		MaxLine:       int(h.MaxEventBytes),
@@ -40,13 +40,25 @@ func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) stage 
 	return chain
 }
 
-// beforeEnd runs when a stream's reply has ended, before its ending is
-// written: what has gone downstream is flushed first, so that only the
-// ending waits for what runs here.
-func (rw *responseWriter) beforeEnd(*translate.Reply) {
+// endHook is beforeEnd when something runs at the end of a reply (the
+// OpenClaw look-up), else nil: a reply with nothing to wait for is written
+// as before, without the method value's allocation.
+func (rw *responseWriter) endHook() func(*translate.Reply) {
+	if rw.x.h.OpenClaw == nil {
+		return nil
+	}
+	return rw.beforeEnd
+}
+
+// beforeEnd runs when a reply has ended, before its ending (or, for a JSON
+// reply, its meta) is written: what has gone downstream is flushed first,
+// so that only the ending waits for the OpenClaw look-up, at most its
+// timeout (SPEC 10).
+func (rw *responseWriter) beforeEnd(rep *translate.Reply) {
 	if rw.state == stStream {
 		rw.flushIfProduced()
 	}
+	rw.x.h.openClawTools(rw.r, rw.x.openClawKey, rep.ID, rep.Meta.AddTool)
 }
 
 // startStream begins rewriting a stream to the client.
@@ -150,6 +162,7 @@ func (rw *responseWriter) finishBuffered() {
 			ForwardOnly: rw.kind == bufJSON,
 			Buf:         scratch,
 			Reply:       &x.reply,
+			BeforeEnd:   rw.endHook(),
 		})
 		if !ok {
 			if rw.kind == bufJSON {

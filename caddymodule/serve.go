@@ -33,7 +33,8 @@ type exchange struct {
 	reply      translate.Reply // the record of the upstream's reply, whatever its protocol
 	body       bodyReader      // the request body sent upstream, once read
 
-	withholdUsage bool // the client did not ask for the usage chunk the module asked for (SPEC 9.1)
+	withholdUsage bool   // the client did not ask for the usage chunk the module asked for (SPEC 9.1)
+	openClawKey   string // the OpenClaw session of the request (SPEC 10), "" when off
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
@@ -95,6 +96,10 @@ func (h *Handler) prepareRequest(r *http.Request, x *exchange) {
 	}
 	opts := h.reqOpts
 	opts.Kind = translate.RequestKindOf(r.URL.Path, r.Header.Get("Anthropic-Version") != "")
+	sent := body // the body as it goes upstream
+	if h.OpenClaw != nil {
+		defer func() { x.openClawKey = h.OpenClaw.prepareSession(r, sent) }()
+	}
 	if translate.RequestUnchanged(body, opts) {
 		// Nothing to change and no flag: forwarded as it came, and only a
 		// converted stream ever asks for the model (requestModel).
@@ -111,6 +116,7 @@ func (h *Handler) prepareRequest(r *http.Request, x *exchange) {
 	x.withholdUsage = res.WithholdUsage
 	x.meta.Merge(&res.Meta)
 	if res.Changed {
+		sent = res.Body
 		setBody(r, res.Body, &x.body)
 	}
 }

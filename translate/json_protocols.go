@@ -39,6 +39,9 @@ func jsonProtocolOf(root gjson.Result) *jsonProtocol {
 // module derived); nothing to change → body as it came.
 func rewriteTopLevelMeta(body []byte, root gjson.Result, rep *Reply, extra *Meta, p *jsonProtocol, opts JSONOptions) []byte {
 	p.read(root, rep, rep.WantContent)
+	if opts.BeforeEnd != nil {
+		opts.BeforeEnd(rep)
+	}
 	if extra != nil {
 		rep.Meta.Merge(extra)
 	}

@@ -26,6 +26,11 @@ type JSONOptions struct {
 	// Buf[:0]), so that a caller can use a buffer again; out then shares
 	// its memory.
 	Buf []byte
+	// BeforeEnd, when set, is called once the reply has been read into the
+	// record, before its meta is completed and written (the OpenClaw
+	// look-up). A reply it is given is always read: ForwardOnly does not
+	// skip it.
+	BeforeEnd func(*Reply)
 	// Reply, when set, is the empty record the reply is read into (its
 	// meta is the one returned, its usage, cost, id and model are the
 	// reply's), so that a caller can keep it where it likes (a new one
@@ -51,7 +56,7 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 		keys = hasMeta | hasToolCall | hasFuncCall | hasUsage
 	}
 	rep := opts.newReply()
-	if opts.ForwardOnly && keys&(hasMeta|hasToolCall|hasFuncCall|hasUsage) == 0 && !opts.Structured &&
+	if opts.ForwardOnly && opts.BeforeEnd == nil && keys&(hasMeta|hasToolCall|hasFuncCall|hasUsage) == 0 && !opts.Structured &&
 		(extra == nil || extra.Empty()) && !rep.HasCost && !mayHoldToolItems(body) {
 		// Nothing can change: valid or not, the body goes as it came.
 		return body, &rep.Meta, true
@@ -119,6 +124,9 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 			rep.Usage.ReadChat(u)
 			rep.setCostFrom(u)
 		}
+	}
+	if opts.BeforeEnd != nil {
+		opts.BeforeEnd(rep)
 	}
 	if extra != nil {
 		meta.Merge(extra)
