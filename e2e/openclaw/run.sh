@@ -3,13 +3,13 @@
 #
 #   e2e/openclaw/run.sh           # the checks
 #   e2e/openclaw/run.sh bench     # the checks, then the look-up benchmark
-#   OPENCLAW_E2E_TOOLS=1 e2e/openclaw/run.sh   # also require meta.tools_used
+#   OPENCLAW_E2E_TOOLS=0 e2e/openclaw/run.sh   # do not require meta.tools_used (older module)
 #   LLM_META_CADDY=/path/to/caddy e2e/openclaw/run.sh   # else go build ./cmd/caddy
 #
 # It installs Node 24 and openclaw (install.sh, cached under
 # ${XDG_CACHE_HOME:-~/.cache}/llm_meta), starts a mock model that makes the
 # agent run its ls tool, OpenClaw's gateway headless in a temporary state
-# directory, and Caddy with the module and the recipe of docs/openclaw.md
+# directory, and Caddy with the module and the recipe of the README's "In front of OpenClaw"
 # (e2e/openclaw/Caddyfile), then runs the checks (harness/check.go).
 # Everything it starts is stopped when it ends; LLM_META_E2E_KEEP=1 keeps the
 # temporary directory (logs, state) for a look.

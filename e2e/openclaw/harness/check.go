@@ -16,7 +16,7 @@ import (
 // recipe reaches OpenClaw (no 403), every kind of reply comes back whole,
 // the failure sites answer on time, the gateway's own transcript names the
 // ls tool for the reply's run, and Caddy's log never shows the token. With
-// -tools (OPENCLAW_E2E_TOOLS=1) each reply's meta.tools_used must also name
+// -tools (the default; OPENCLAW_E2E_TOOLS=0 turns it off) each reply's meta.tools_used must also name
 // ls, and each failure must be logged as the fallback openclaw_history.
 func runCheck(args []string) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
@@ -29,7 +29,7 @@ func runCheck(args []string) error {
 	fs.StringVar(&c.gateway, "openclaw", "", "the OpenClaw gateway itself")
 	fs.StringVar(&c.token, "token", "", "the gateway token")
 	fs.StringVar(&c.caddyLog, "caddy-log", "", "Caddy's log file")
-	fs.BoolVar(&c.tools, "tools", os.Getenv("OPENCLAW_E2E_TOOLS") == "1", "also require meta.tools_used to name the agent's tool (needs the module's OpenClaw hook)")
+	fs.BoolVar(&c.tools, "tools", os.Getenv("OPENCLAW_E2E_TOOLS") != "0", "require meta.tools_used to name the agent's tool (OPENCLAW_E2E_TOOLS=0: only that replies are whole, for a module without the option)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
