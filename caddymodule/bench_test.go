@@ -453,6 +453,10 @@ const benchJSONPlain = `{"id":"chatcmpl-9x8Yb2Kq","object":"chat.completion","cr
 	`driven mostly by election news; the Fed market moved least."},"logprobs":null,"finish_reason":"stop"}],` +
 	`"usage":{"prompt_tokens":48,"completion_tokens":80,"total_tokens":128},"system_fingerprint":"fp_0ba0d124f1"}`
 
+// benchJSONNoUsage is benchJSONPlain without usage: a reply with nothing
+// to add (since SPEC 9 a reply with usage gains meta.usage).
+var benchJSONNoUsage = strings.Replace(benchJSONPlain, `"usage":{"prompt_tokens":48,"completion_tokens":80,"total_tokens":128},`, "", 1)
+
 const benchJSONTools = `{"id":"chatcmpl-9x8Yb2Kq","object":"chat.completion","created":1718000000,"model":"gpt-4o-mini",` +
 	`"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[` +
 	`{"id":"call_Qx1","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"Paris, France\",\"unit\":\"c\"}"}},` +
@@ -461,24 +465,33 @@ const benchJSONTools = `{"id":"chatcmpl-9x8Yb2Kq","object":"chat.completion","cr
 	`"usage":{"prompt_tokens":80,"completion_tokens":40,"total_tokens":120},"system_fingerprint":"fp_0ba0d124f1"}`
 
 // BenchmarkJSONReply: whole JSON replies, one with nothing to change
-// (forwarded byte-identical) and one with tool_calls (rewritten with meta).
+// (forwarded byte-identical), one whose only change is meta.usage (the
+// usual reply since SPEC 9), and one with tool_calls (rewritten with meta).
 func BenchmarkJSONReply(b *testing.B) {
+	jsonRequest := []byte(strings.Replace(benchChatRequest, `"stream":true`, `"stream":false`, 1))
 	b.Run("unchanged", func(b *testing.B) {
 		runBench(b, 0, func(int) *benchCase {
-			return &benchCase{reqBody: []byte(strings.Replace(benchChatRequest, `"stream":true`, `"stream":false`, 1)),
-				reply: &benchReply{contentType: benchHvJSON, body: []byte(benchJSONPlain)},
+			return &benchCase{reqBody: jsonRequest,
+				reply: &benchReply{contentType: benchHvJSON, body: []byte(benchJSONNoUsage)},
 				check: func(tb testing.TB, out *benchSink) {
-					if out.body.String() != benchJSONPlain {
+					if out.body.String() != benchJSONNoUsage {
 						tb.Fatalf("unchanged reply changed:\n%s", out.body.Bytes())
 					}
 				}}
 		})
 	})
+	b.Run("usage", func(b *testing.B) {
+		runBench(b, 0, func(int) *benchCase {
+			return &benchCase{reqBody: jsonRequest,
+				reply: &benchReply{contentType: benchHvJSON, body: []byte(benchJSONPlain)},
+				check: benchExpect(`"meta":{"usage":{"input_tokens":48,"output_tokens":80,"total_tokens":128}}`)}
+		})
+	})
 	b.Run("tool_calls", func(b *testing.B) {
 		runBench(b, 0, func(int) *benchCase {
-			return &benchCase{reqBody: []byte(strings.Replace(benchChatRequest, `"stream":true`, `"stream":false`, 1)),
+			return &benchCase{reqBody: jsonRequest,
 				reply: &benchReply{contentType: benchHvJSON, body: []byte(benchJSONTools)},
-				check: benchExpect(`"meta":{"tools_used":["get_weather","get_markets"]}`)}
+				check: benchExpect(`"meta":{"tools_used":["get_weather","get_markets"]`)}
 		})
 	})
 }
