@@ -115,7 +115,11 @@ var eventProtocols = [...]struct {
 func DetectStart(f Format, held []byte, max int, end bool, convert bool) (Format, bool) {
 	if convert {
 		if line, complete := firstLine(held); complete || end {
-			if (complete || len(line) > 0) && IsDataStreamLine(line) {
+			// A first line that does not end within max bytes is no part,
+			// however the body came in pieces (a start of it past max
+			// decides below).
+			within := offsetIn(held, line)+len(line) <= max
+			if (complete || len(line) > 0) && within && IsDataStreamLine(line) {
 				return FormatDataStream, true
 			}
 			if f == FormatSniffPlain && (complete || len(line) > 0) {
@@ -129,11 +133,13 @@ func DetectStart(f Format, held []byte, max int, end bool, convert bool) (Format
 		}
 		return f, false
 	}
-	data, complete := firstEventData(held, max)
+	data, complete, within := firstEventData(held, max, end)
 	if !complete && !end && len(held) <= max {
 		return f, false
 	}
-	if data == nil {
+	if data == nil || !within {
+		// No event with data within max bytes: one that ends past them
+		// would be too late to decide, whatever pieces it came in.
 		return FormatSSE, true
 	}
 	if _, isErr := errorEvent(unsafeString(bytes.TrimSpace(data))); isErr && ValidJSON(unsafeString(data)) {
@@ -148,22 +154,28 @@ func DetectStart(f Format, held []byte, max int, end bool, convert bool) (Format
 	return FormatSSE, true
 }
 
-// firstEventData returns the data of the first event that has data, and
-// whether that event is complete. Events without data before it (comments,
-// a lone retry:) are passed over.
-func firstEventData(b []byte, max int) ([]byte, bool) {
+// firstEventData returns the data of the first event that has data,
+// whether that event is complete (at the end of the body, an unterminated
+// last event is), and whether it ends within the first max bytes. Events
+// without data before it (comments, a lone retry:) are passed over.
+func firstEventData(b []byte, max int, end bool) (data []byte, complete, within bool) {
 	var g eventGrab
 	s := SSESplitter{Max: max + len(b) + 1}
 	s.Feed(b, &g)
-	if g.done {
-		return g.data, true
+	if !g.done && end {
+		s.Close(&g)
 	}
-	return nil, false
+	if g.done {
+		return g.data, true, g.end <= max
+	}
+	return nil, false, false
 }
 
-// eventGrab keeps the data of the first event that has any.
+// eventGrab keeps the data of the first event that has any, and where
+// that event ends.
 type eventGrab struct {
 	data []byte
+	end  int // bytes of the events up to and including it
 	done bool
 }
 
@@ -171,8 +183,10 @@ func (g *eventGrab) Event(raw []byte) {
 	if g.done {
 		return
 	}
-	// One Feed on a fresh splitter: an event it completes lies in the fed
-	// bytes, so data stays valid after the call.
+	g.end += len(raw)
+	// One Feed (and Close) on a fresh splitter: an event it completes lies
+	// in the fed bytes or in the splitter's buffer, which nothing reuses,
+	// so data stays valid after the call.
 	if data, ok, _ := EventData(raw, nil); ok {
 		g.data, g.done = data, true
 	}
