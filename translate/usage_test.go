@@ -160,3 +160,21 @@ func convertThroughRewriter(t *testing.T, in string, n int, conv func(io.Writer,
 	}
 	return w.buf.String(), rep
 }
+
+// The usage chunk the module asked for and the client did not is withheld
+// (its usage joins the meta); chunks with choices pass, "usage":null
+// included; a client that asked gets every event (SPEC 9.1).
+func TestWithholdUsageChunk(t *testing.T) {
+	nullUsage := ev(`{` + upHead + `,"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}`)
+	withChoices := ev(`{` + upHead + `,"choices":[{"index":0,"delta":{"content":"!"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`)
+	usageOnly := ev(`{` + upHead + `,"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12}}`)
+	body := roleEv() + contentEv("Hi") + withChoices + nullUsage
+	in := body + usageOnly + doneEv
+	meta := `{"usage":{"input_tokens":9,"output_tokens":3,"total_tokens":12}}`
+	runPieces(t, in, func() SSEOptions { return SSEOptions{FinalMeta: true, WithholdUsage: true} }, func(p pieceRun) {
+		checkSpliced(t, "withheld "+p.name, p.out, body+upMetaEvent(metaMark)+doneEv, meta)
+	})
+	runPieces(t, in, func() SSEOptions { return finalMetaOn }, func(p pieceRun) {
+		checkSpliced(t, "asked for "+p.name, p.out, in[:len(in)-len(doneEv)]+upMetaEvent(metaMark)+doneEv, meta)
+	})
+}
