@@ -257,42 +257,30 @@ func IsAnthropicEvent(data []byte) bool {
 
 // LeadingEventsWithoutData returns the length of the complete events
 // without data (comments, a lone retry:) at the start of an event stream:
-// they do not decide the mode and reach the client at once (SPEC 4).
+// they do not decide the mode and reach the client at once (SPEC 4). One
+// pass over b, however many there are.
 func LeadingEventsWithoutData(b []byte) int {
-	n := 0
-	for {
-		rest := b[n:]
-		end := eventEnd(rest)
-		if end < 0 {
-			return n
-		}
-		if _, ok, _ := EventData(rest[:end], nil); ok {
-			return n
-		}
-		n += end
-	}
-}
-
-// eventEnd returns the length of the first complete event of b (up to and
-// including its blank line), or -1.
-func eventEnd(b []byte) int {
-	var g endGrab
+	var g leadGrab
 	s := SSESplitter{Max: len(b) + 1}
 	s.Feed(b, &g)
-	if !g.done {
-		return -1
-	}
 	return g.n
 }
 
-type endGrab struct {
+// leadGrab adds up the lengths of the events before the first that has
+// data (the splitter hands on every byte in some event, in order).
+type leadGrab struct {
 	n    int
-	done bool
+	seen bool // the first event with data came
 }
 
-func (g *endGrab) Event(raw []byte) {
-	if !g.done {
-		g.n, g.done = len(raw), true
+func (g *leadGrab) Event(raw []byte) {
+	if g.seen {
+		return
 	}
+	if _, ok, _ := EventData(raw, nil); ok {
+		g.seen = true
+		return
+	}
+	g.n += len(raw)
 }
-func (g *endGrab) Oversize([]byte, bool) {}
+func (g *leadGrab) Oversize([]byte, bool) {}

@@ -150,6 +150,12 @@ func TestLeadingEventsWithoutData(t *testing.T) {
 			t.Errorf("%q: %d, want %d", body, got, want)
 		}
 	}
+	// Many of them, as a hostile upstream may send in one write (a scan
+	// per event, as this once was, takes seconds here; see the benchmark).
+	comments := strings.Repeat(": keep-alive\r\n\r\n", 20000)
+	if got := LeadingEventsWithoutData([]byte(comments + "data: x\n\n: after\n\n")); got != len(comments) {
+		t.Errorf("20000 comments: %d, want %d", got, len(comments))
+	}
 }
 
 func TestIsResponsesAndAnthropicEvent(t *testing.T) {
