@@ -281,3 +281,23 @@ func checkSeveralDataLines(t *testing.T, before, term, eventLine, want string, o
 		}
 	})
 }
+
+// A terminal event larger than max_event_bytes passes uninspected, as
+// every such event (SPEC 4.3): the stream then has no terminal event the
+// module read, and gets no meta.
+func TestResponsesStreamOversizeTerminal(t *testing.T) {
+	term := rEv("response.completed", `,"response":{"id":"r","output":[{"type":"message","content":[{"type":"output_text","text":"`+strings.Repeat("x", 300)+`"}]}]}`)
+	in := rFCAdded + term
+	runPieces(t, in, func() SSEOptions {
+		o := responsesOpts()
+		o.MaxEvent = 256
+		return o
+	}, func(p pieceRun) {
+		if p.out != in {
+			t.Fatalf("%s:\n got %q\nwant %q", p.name, p.out, in)
+		}
+		if !slices.Equal(p.warns, []string{ReasonEventTooLarge, ReasonNoTerminalEvent}) {
+			t.Fatalf("%s: warnings %v", p.name, p.warns)
+		}
+	})
+}
