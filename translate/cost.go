@@ -10,21 +10,37 @@ import (
 // KeyCost is the meta key of the reply's cost in US dollars (SPEC 9.2).
 const KeyCost = "cost_usd"
 
-// SetCost records a cost the upstream reported (usage.cost, LiteLLM's
-// x-litellm-response-cost header, Hustle's costUsd); the first one found
-// wins, as SPEC 9.2 orders them. Negative, infinite or NaN figures are not
-// costs.
-func (r *Reply) SetCost(usd float64) {
-	if r.HasCost || usd < 0 || math.IsInf(usd, 0) || math.IsNaN(usd) {
+// SetCost records a cost the upstream reported outside a usage object:
+// LiteLLM's x-litellm-response-cost header (the caller's), Hustle's costUsd
+// (hustle.go, a lower rank). Negative, infinite or NaN figures are not
+// costs. Of the upstream's own figures SPEC 9.2 takes usage.cost first, the
+// header next, Hustle's last, whatever order they come in (the header is
+// read before the body): a figure replaces one of a lower rank; of one
+// rank the first wins.
+func (r *Reply) SetCost(usd float64) { r.setRankedCost(usd, costHeader) }
+
+// costRank orders the upstream's own cost figures (SPEC 9.2).
+type costRank uint8
+
+const (
+	costNone   costRank = iota
+	costPrices          // from the prices table: only when the upstream gave none
+	costHustle          // Hustle's costUsd
+	costHeader          // x-litellm-response-cost
+	costUsage           // usage.cost (OpenRouter), in any protocol's usage object
+)
+
+func (r *Reply) setRankedCost(usd float64, rank costRank) {
+	if rank <= r.costRank || usd < 0 || math.IsInf(usd, 0) || math.IsNaN(usd) {
 		return
 	}
-	r.Cost, r.HasCost = usd, true
+	r.Cost, r.HasCost, r.costRank = usd, true, rank
 }
 
 // setCostFrom records a usage object's cost (OpenRouter's usage.cost).
 func (r *Reply) setCostFrom(usage gjson.Result) {
 	if c := usage.Get("cost"); c.Type == gjson.Number {
-		r.SetCost(c.Num)
+		r.setRankedCost(c.Num, costUsage)
 	}
 }
 

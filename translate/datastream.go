@@ -384,6 +384,9 @@ func (c *convCore) delta(field, text string) {
 // holds token counts, the OpenAI usage object.
 func (c *convCore) finish(reason string, usage gjson.Result) {
 	role := c.start()
+	if rep := c.opts.Reply; rep != nil {
+		rep.setCostFrom(usage) // the chunk's usage carries the counts only
+	}
 	var u []byte
 	c.scratch, u = appendUsage(c.scratch[:0], usage)
 	c.buf = c.head.AppendFinish(c.buf, mapFinishReason(reason), role, u)
@@ -404,7 +407,9 @@ func (c *convCore) end() {
 			return
 		}
 		if c.lateUsage != nil {
-			rep.Usage.ReadAISDK(gjson.ParseBytes(c.lateUsage))
+			late := gjson.ParseBytes(c.lateUsage)
+			rep.Usage.ReadAISDK(late)
+			rep.setCostFrom(late)
 		}
 		c.hustle.usageInto(rep)
 	} else if !c.meta.Empty() {

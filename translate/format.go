@@ -115,7 +115,11 @@ var eventProtocols = [...]struct {
 func DetectStart(f Format, held []byte, max int, end bool, convert bool) (Format, bool) {
 	if convert {
 		if line, complete := firstLine(held); complete || end {
-			if (complete || len(line) > 0) && IsDataStreamLine(line) {
+			// A first line that does not end within max bytes is no part,
+			// however the body came in pieces (a start of it past max
+			// decides below).
+			within := offsetIn(held, line)+len(line) <= max
+			if (complete || len(line) > 0) && within && IsDataStreamLine(line) {
 				return FormatDataStream, true
 			}
 			if f == FormatSniffPlain && (complete || len(line) > 0) {
@@ -129,11 +133,13 @@ func DetectStart(f Format, held []byte, max int, end bool, convert bool) (Format
 		}
 		return f, false
 	}
-	data, complete := firstEventData(held, max)
+	data, complete, within := firstEventData(held, max, end)
 	if !complete && !end && len(held) <= max {
 		return f, false
 	}
-	if data == nil {
+	if data == nil || !within {
+		// No event with data within max bytes: one that ends past them
+		// would be too late to decide, whatever pieces it came in.
 		return FormatSSE, true
 	}
 	if _, isErr := errorEvent(unsafeString(bytes.TrimSpace(data))); isErr && ValidJSON(unsafeString(data)) {
@@ -148,22 +154,28 @@ func DetectStart(f Format, held []byte, max int, end bool, convert bool) (Format
 	return FormatSSE, true
 }
 
-// firstEventData returns the data of the first event that has data, and
-// whether that event is complete. Events without data before it (comments,
-// a lone retry:) are passed over.
-func firstEventData(b []byte, max int) ([]byte, bool) {
+// firstEventData returns the data of the first event that has data,
+// whether that event is complete (at the end of the body, an unterminated
+// last event is), and whether it ends within the first max bytes. Events
+// without data before it (comments, a lone retry:) are passed over.
+func firstEventData(b []byte, max int, end bool) (data []byte, complete, within bool) {
 	var g eventGrab
 	s := SSESplitter{Max: max + len(b) + 1}
 	s.Feed(b, &g)
-	if g.done {
-		return g.data, true
+	if !g.done && end {
+		s.Close(&g)
 	}
-	return nil, false
+	if g.done {
+		return g.data, true, g.end <= max
+	}
+	return nil, false, false
 }
 
-// eventGrab keeps the data of the first event that has any.
+// eventGrab keeps the data of the first event that has any, and where
+// that event ends.
 type eventGrab struct {
 	data []byte
+	end  int // bytes of the events up to and including it
 	done bool
 }
 
@@ -171,8 +183,10 @@ func (g *eventGrab) Event(raw []byte) {
 	if g.done {
 		return
 	}
-	// One Feed on a fresh splitter: an event it completes lies in the fed
-	// bytes, so data stays valid after the call.
+	g.end += len(raw)
+	// One Feed (and Close) on a fresh splitter: an event it completes lies
+	// in the fed bytes or in the splitter's buffer, which nothing reuses,
+	// so data stays valid after the call.
 	if data, ok, _ := EventData(raw, nil); ok {
 		g.data, g.done = data, true
 	}
@@ -249,45 +263,32 @@ func (f Format) HeadersSettled(convert bool) bool { return f == FormatSniffEvent
 // LeadingEventsWithoutData returns the length of the complete events
 // without data (comments, a lone retry:) at the start of an undecided event
 // stream: they do not decide the mode and reach the client at once (SPEC
-// 4). For other formats it is 0.
+// 4). For other formats it is 0. One pass over b, however many there are.
 func LeadingEventsWithoutData(f Format, b []byte) int {
 	if f != FormatSniffEvents {
 		return 0
 	}
-	n := 0
-	for {
-		rest := b[n:]
-		end := eventEnd(rest)
-		if end < 0 {
-			return n
-		}
-		if _, ok, _ := EventData(rest[:end], nil); ok {
-			return n
-		}
-		n += end
-	}
-}
-
-// eventEnd returns the length of the first complete event of b (up to and
-// including its blank line), or -1.
-func eventEnd(b []byte) int {
-	var g endGrab
+	var g leadGrab
 	s := SSESplitter{Max: len(b) + 1}
 	s.Feed(b, &g)
-	if !g.done {
-		return -1
-	}
 	return g.n
 }
 
-type endGrab struct {
+// leadGrab adds up the lengths of the events before the first that has
+// data (the splitter hands on every byte in some event, in order).
+type leadGrab struct {
 	n    int
-	done bool
+	seen bool // the first event with data came
 }
 
-func (g *endGrab) Event(raw []byte) {
-	if !g.done {
-		g.n, g.done = len(raw), true
+func (g *leadGrab) Event(raw []byte) {
+	if g.seen {
+		return
 	}
+	if _, ok, _ := EventData(raw, nil); ok {
+		g.seen = true
+		return
+	}
+	g.n += len(raw)
 }
-func (g *endGrab) Oversize([]byte, bool) {}
+func (g *leadGrab) Oversize([]byte, bool) {}

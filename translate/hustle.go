@@ -257,8 +257,8 @@ func summaryList(v gjson.Result) string {
 
 // usageInto gives the record Hustle's token usage when the reply reported
 // none of its own (SPEC 9.1: token_usage, else path_info), and Hustle's
-// costUsd as the upstream's cost (SPEC 9.2, after usage.cost and the cost
-// header, which came first).
+// costUsd as the upstream's cost (SPEC 9.2: after usage.cost and the cost
+// header).
 func (h *Hustle) usageInto(r *Reply) {
 	for _, k := range [...]int{hustleTokenUsage, hustlePathInfo} {
 		v := h.kind(k)
@@ -269,7 +269,7 @@ func (h *Hustle) usageInto(r *Reply) {
 			r.Usage.ReadHustle(v)
 		}
 		if c := v.Get("costUsd"); c.Type == gjson.Number {
-			r.SetCost(c.Num)
+			r.setRankedCost(c.Num, costHustle)
 		}
 		return
 	}

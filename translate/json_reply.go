@@ -57,7 +57,7 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 	}
 	rep := opts.newReply()
 	if opts.ForwardOnly && opts.BeforeEnd == nil && keys&(hasMeta|hasToolCall|hasFuncCall|hasUsage) == 0 && !opts.Structured &&
-		(extra == nil || extra.Empty()) && !rep.HasCost && !mayHoldToolItems(body) {
+		(extra == nil || extra.Empty()) && !rep.HasCost && !rep.Timing && !mayHoldToolItems(body) {
 		// Nothing can change: valid or not, the body goes as it came.
 		return body, &rep.Meta, true
 	}

@@ -31,8 +31,9 @@ type Reply struct {
 	Usage Usage
 	// Cost is the cost in US dollars the upstream reported itself (SPEC
 	// 9.2, 1.), when HasCost.
-	Cost    float64
-	HasCost bool
+	Cost     float64
+	HasCost  bool
+	costRank costRank // which figure Cost is (cost.go)
 	// ID and Model are the reply's own (a chat completion's or response's
 	// id, a message id), as far as it named them.
 	ID, Model string
@@ -132,7 +133,7 @@ func (r *Reply) Seal() {
 				model = r.RequestModel
 			}
 			if p, ok := PriceOf(r.Prices, model); ok {
-				r.SetCost(p.Cost(&r.Usage))
+				r.setRankedCost(p.Cost(&r.Usage), costPrices)
 			}
 		}
 	}

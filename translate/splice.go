@@ -2,7 +2,6 @@ package translate
 
 import (
 	"bytes"
-	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -38,11 +37,10 @@ func (r *SSERewriter) endSpliced(term []byte, path string) {
 		buf = appendSplicedMeta(buf, data, path, meta)
 		buf = append(buf, term[off+len(data):]...)
 	} else {
-		// Several data lines: the other lines as they came, the data as one.
-		buf = appendNonDataLines(buf, term)
-		buf = append(buf, "data: "...)
-		buf = appendSplicedMeta(buf, data, path, meta)
-		buf = append(buf, "\n\n"...)
+		// Several data lines: the other lines as they came, then the data
+		// in as many data lines as it came in (joined, it holds a "\n"
+		// where each line ended: one line would cut the object short).
+		buf = appendEventLines(buf, term, appendSplicedMeta(nil, data, path, meta))
 	}
 	if r.opts.Stats != nil {
 		r.opts.Stats.FinalMeta++
@@ -63,8 +61,19 @@ func offsetIn(outer, b []byte) int {
 // else the member added at the object's end.
 func appendSplicedMeta(dst, data []byte, path string, meta []byte) []byte {
 	s := unsafeString(data)
-	objStart, obj := 0, gjson.Parse(s)
-	if path != "" {
+	if !ValidJSON(s) {
+		return append(dst, data...) // not ours to mend
+	}
+	var obj gjson.Result
+	objStart := 0
+	if path == "" {
+		// Parse keeps the white space after an object in its Raw and does
+		// not say where the object starts: trim it on both sides.
+		for objStart < len(s) && isJSONSpace(s[objStart]) {
+			objStart++
+		}
+		obj = gjson.Parse(trimJSONSpace(s))
+	} else {
 		obj = gjson.Get(s, path)
 		objStart = obj.Index
 	}
@@ -87,15 +96,38 @@ func appendSplicedMeta(dst, data []byte, path string, meta []byte) []byte {
 	return append(dst, data[end:]...)
 }
 
-// appendNonDataLines appends the lines of an event that are not data lines
-// (event:, id:, comments), each with a LF.
-func appendNonDataLines(dst, raw []byte) []byte {
-	for _, line := range strings.FieldsFunc(string(raw), func(r rune) bool { return r == '\n' || r == '\r' }) {
-		if line == "data" || len(line) >= 5 && line[:5] == "data:" {
+// appendEventLines appends the event raw again with data as its data: its
+// lines that are not data lines as they came, then one data: line for each
+// line of data, each line ended as raw's first line is, and raw's own
+// ending (its last line end and blank line, as far as they came) last, so
+// that a CRLF whose LF comes in the next write still completes it.
+func appendEventLines(dst, raw, data []byte) []byte {
+	body := bytes.TrimRight(raw, "\r\n")
+	ending := raw[len(body):]
+	eol := "\n"
+	if i := bytes.IndexAny(raw, "\r\n"); i >= 0 {
+		eol = "\r"
+		if raw[i] == '\n' {
+			eol = "\n"
+		} else if i+1 < len(raw) && raw[i+1] == '\n' {
+			eol = "\r\n"
+		}
+	}
+	for _, line := range bytes.FieldsFunc(body, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		if string(line) == "data" || bytes.HasPrefix(line, []byte("data:")) {
 			continue
 		}
 		dst = append(dst, line...)
-		dst = append(dst, '\n')
+		dst = append(dst, eol...)
 	}
-	return dst
+	for {
+		line, rest, more := bytes.Cut(data, []byte{'\n'})
+		dst = append(dst, "data: "...)
+		dst = append(dst, line...)
+		if !more {
+			return append(dst, ending...)
+		}
+		dst = append(dst, eol...)
+		data = rest
+	}
 }

@@ -225,12 +225,7 @@ func (r *SSERewriter) end(term []byte) {
 	}
 	r.finished, r.done = true, true
 	r.reply.Terminal = term != nil
-	if term != nil && within(r.in, term) {
-		// The terminal event is the caller's: keep it apart from what is
-		// pending, which goes out first.
-		r.flushPending()
-	}
-	r.flushPending()
+	r.flushPending() // every event before the end goes out first
 	if r.opts.BeforeEnd != nil {
 		r.opts.BeforeEnd(r.reply)
 	}

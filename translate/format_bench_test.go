@@ -1,0 +1,23 @@
+package translate
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// LeadingEventsWithoutData over n comments before the first data event:
+// the time per comment stays the same as n grows (one pass).
+func BenchmarkLeadingEventsWithoutData(b *testing.B) {
+	for _, n := range []int{1000, 16000} {
+		in := []byte(strings.Repeat(": ping\n\n", n) + "data: x\n\n")
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			for i := 0; i < b.N; i++ {
+				if LeadingEventsWithoutData(FormatSniffEvents, in) != len(in)-len("data: x\n\n") {
+					b.Fatal("wrong length")
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,181 @@
+package translate
+
+import (
+	"strings"
+	"testing"
+)
+
+// The mode table of SPEC 4: the format from the headers, then, when they
+// leave it open, from the start of the body.
+
+func TestDetectHeaders(t *testing.T) {
+	const (
+		json  = "application/json"
+		sse   = "text/event-stream"
+		plain = "text/plain"
+	)
+	cases := []struct {
+		h          ReplyHeaders
+		on, off    Format // convert_streams on, off
+		annotation string
+	}{
+		{ReplyHeaders{MediaType: json}, FormatJSON, FormatJSON, "json"},
+		{ReplyHeaders{MediaType: "application/problem+json"}, FormatJSON, FormatJSON, "+json"},
+		{ReplyHeaders{MediaType: json, DataStream: "v1"}, FormatJSON, FormatJSON, "json wins over a protocol header"},
+		{ReplyHeaders{MediaType: sse}, FormatSniffEvents, FormatSniffEvents, "event stream: its first event decides"},
+		{ReplyHeaders{MediaType: sse, UIStream: "v1"}, FormatUIStream, FormatSniffEvents, "ui header"},
+		{ReplyHeaders{MediaType: sse, DataStream: "v1"}, FormatDataStream, FormatSniffEvents, "data stream header on an event stream"},
+		{ReplyHeaders{MediaType: plain, DataStream: "v1"}, FormatDataStream, FormatOther, "data stream header"},
+		{ReplyHeaders{MediaType: "", DataStream: "v1"}, FormatDataStream, FormatOther, "data stream header, no type"},
+		{ReplyHeaders{MediaType: plain}, FormatSniffPlain, FormatOther, "text/plain: its first line decides"},
+		{ReplyHeaders{MediaType: plain, UIStream: "v1"}, FormatSniffPlain, FormatOther, "ui header on text/plain"},
+		{ReplyHeaders{MediaType: sse, UIStream: "v2"}, FormatSniffEvents, FormatSniffEvents, "unknown ui version"},
+		{ReplyHeaders{MediaType: "text/html"}, FormatOther, FormatOther, "html"},
+		{ReplyHeaders{}, FormatOther, FormatOther, "no type"},
+	}
+	for _, c := range cases {
+		if got := DetectHeaders(c.h, true); got != c.on {
+			t.Errorf("%s, convert on: %v, want %v", c.annotation, got, c.on)
+		}
+		if got := DetectHeaders(c.h, false); got != c.off {
+			t.Errorf("%s, convert off: %v, want %v", c.annotation, got, c.off)
+		}
+	}
+}
+
+const detectMax = 256
+
+// TestDetectStart: each body decides the format at its end; and no
+// shorter start of it decides anything else (it may wait for more).
+func TestDetectStart(t *testing.T) {
+	responses := "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"r\"}}\n\n"
+	anthropic := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\"}}\n\n"
+	ui := "data: {\"type\":\"start\",\"messageId\":\"m\"}\n\n"
+	chat := contentEv("Hi")
+	long := "data: {\"choices\":[{\"delta\":{\"content\":\"" + strings.Repeat("x", detectMax) + "\"}}]}\n\n"
+	cases := []struct {
+		name    string
+		f       Format
+		body    string
+		on, off Format
+	}{
+		{"chat chunk", FormatSniffEvents, chat, FormatSSE, FormatSSE},
+		{"ui start", FormatSniffEvents, ui, FormatUIStream, FormatSSE},
+		{"ui v7 part first", FormatSniffEvents, "data: {\"type\":\"tool-input-error\",\"toolName\":\"t\"}\n\n", FormatUIStream, FormatSSE},
+		{"responses", FormatSniffEvents, responses, FormatResponses, FormatResponses},
+		{"anthropic", FormatSniffEvents, anthropic, FormatAnthropic, FormatAnthropic},
+		{"anthropic ping first is not recognised", FormatSniffEvents, "data: {\"type\":\"ping\"}\n\n" + anthropic, FormatSSE, FormatSSE},
+		{"comments before the first data event", FormatSniffEvents, ": ping\n\nretry: 1000\n\n: more\n\n" + responses, FormatResponses, FormatResponses},
+		{"event without data before", FormatSniffEvents, "event: keepalive\n\n" + anthropic, FormatAnthropic, FormatAnthropic},
+		{"bom", FormatSniffEvents, "\ufeff" + responses, FormatResponses, FormatResponses},
+		{"crlf", FormatSniffEvents, "data: {\"type\":\"message_start\"}\r\n\r\n", FormatAnthropic, FormatAnthropic},
+		{"error first: chat shape", FormatSniffEvents, "data: {\"error\":{\"message\":\"boom\"}}\n\n" + chat, FormatSSE, FormatSSE},
+		{"error first: anthropic", FormatSniffEvents, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n", FormatSSE, FormatSSE},
+		{"error first: responses", FormatSniffEvents, "data: {\"type\":\"error\",\"sequence_number\":0,\"error\":{\"message\":\"quota\"}}\n\n" + responses, FormatSSE, FormatSSE},
+		{"error first: ui", FormatSniffEvents, "data: {\"type\":\"error\",\"errorText\":\"bad\"}\n\n" + ui, FormatSSE, FormatSSE},
+		{"done first", FormatSniffEvents, doneEv, FormatSSE, FormatSSE},
+		{"not json", FormatSniffEvents, "data: hello\n\n", FormatSSE, FormatSSE},
+		{"type not a string", FormatSniffEvents, "data: {\"type\":1}\n\n", FormatSSE, FormatSSE},
+		{"unknown type", FormatSniffEvents, "data: {\"type\":\"thread.run.created\"}\n\n", FormatSSE, FormatSSE},
+		{"data stream first line", FormatSniffEvents, "0:\"Hi\"\nd:{\"finishReason\":\"stop\"}\n", FormatDataStream, FormatSSE},
+		{"unterminated responses event at the end", FormatSniffEvents, "data: {\"type\":\"response.created\"}", FormatResponses, FormatResponses},
+		{"event longer than max", FormatSniffEvents, long, FormatSSE, FormatSSE},
+		{"responses event longer than max", FormatSniffEvents, "data: {\"type\":\"response.created\",\"pad\":\"" + strings.Repeat("x", detectMax) + "\"}\n\n", FormatSSE, FormatSSE},
+		{"comments past max", FormatSniffEvents, strings.Repeat(": ping\n\n", detectMax/8+1) + responses, FormatSSE, FormatSSE},
+		{"empty event stream", FormatSniffEvents, "", FormatSSE, FormatSSE},
+
+		{"plain: data stream", FormatSniffPlain, "0:\"Hi\"\n", FormatDataStream, FormatOther},
+		{"plain: data stream after blank lines and bom", FormatSniffPlain, "\ufeff\r\n\n0:\"Hi\"\r\n", FormatDataStream, FormatOther},
+		{"plain: start step", FormatSniffPlain, "f:{\"messageId\":\"m\"}\n0:\"x\"\n", FormatDataStream, FormatOther},
+		{"plain: error part", FormatSniffPlain, "3:\"boom\"\n", FormatDataStream, FormatOther},
+		{"plain: text", FormatSniffPlain, "Hello world\n", FormatOther, FormatOther},
+		{"plain: code then not json", FormatSniffPlain, "0:Hello\n", FormatOther, FormatOther},
+		{"plain: upper-case code", FormatSniffPlain, "A:\"x\"\n", FormatOther, FormatOther},
+		{"plain: unterminated part at the end", FormatSniffPlain, "0:\"Hi\"", FormatDataStream, FormatOther},
+		{"plain: empty", FormatSniffPlain, "", FormatOther, FormatOther},
+		{"plain: longer than max", FormatSniffPlain, "0:\"" + strings.Repeat("x", detectMax) + "\"\n", FormatOther, FormatOther},
+	}
+	for _, c := range cases {
+		for _, convert := range []bool{true, false} {
+			want := c.on
+			if !convert {
+				want = c.off
+			}
+			if c.f == FormatSniffPlain && !convert {
+				continue // DetectHeaders never leaves text/plain open without convert_streams
+			}
+			if got, ok := DetectStart(c.f, []byte(c.body), detectMax, true, convert); !ok || got != want {
+				t.Errorf("%s (convert %v): %v %v, want %v", c.name, convert, got, ok, want)
+				continue
+			}
+			for n := 0; n < len(c.body); n++ {
+				if got, ok := DetectStart(c.f, []byte(c.body[:n]), detectMax, false, convert); ok && got != want {
+					t.Errorf("%s (convert %v): its first %d bytes decide %v, want %v", c.name, convert, n, got, want)
+					break
+				}
+			}
+		}
+	}
+}
+
+// A text/plain body that cannot be a data stream is decided at once, not
+// held until its first line ends; one that can be waits.
+func TestDetectStartPlainEarly(t *testing.T) {
+	for body, decided := range map[string]bool{"Hel": true, "{\"a\"": true, "0": false, "0:": false, "0:\"Hi": false, "\ufeff": false, "\n\n": false, "ab": true} {
+		got, ok := DetectStart(FormatSniffPlain, []byte(body), detectMax, false, true)
+		if ok != decided || (ok && got != FormatOther) {
+			t.Errorf("%q: %v %v, want decided %v", body, got, ok, decided)
+		}
+	}
+	// An event stream waits for its first event with data.
+	for _, body := range []string{"", ": ping\n\n", "data: {\"type\":\"response.created\"}", "data: {\"type\":\"response.created\"}\n"} {
+		if got, ok := DetectStart(FormatSniffEvents, []byte(body), detectMax, false, true); ok {
+			t.Errorf("%q: decided %v before its first event with data", body, got)
+		}
+	}
+}
+
+func TestLeadingEventsWithoutData(t *testing.T) {
+	for body, want := range map[string]int{
+		"":                                   0,
+		"data: x\n\n":                        0,
+		": ping\n\n":                         len(": ping\n\n"),
+		": ping\n\nretry: 10\n\ndata: x\n\n": len(": ping\n\nretry: 10\n\n"),
+		": a\r\n\r\n: b":                     len(": a\r\n\r\n"),
+		"event: x\nid: 1\n\ndata: y\n\n":     len("event: x\nid: 1\n\n"),
+		": a\n\nevent: e\ndata: y\n\n":       len(": a\n\n"),
+		": unfinished":                       0,
+	} {
+		if got := LeadingEventsWithoutData(FormatSniffEvents, []byte(body)); got != want {
+			t.Errorf("%q: %d, want %d", body, got, want)
+		}
+	}
+	// Many of them, as a hostile upstream may send in one write (a scan
+	// per event, as this once was, takes seconds here; see the benchmark).
+	comments := strings.Repeat(": keep-alive\r\n\r\n", 20000)
+	if got := LeadingEventsWithoutData(FormatSniffEvents, []byte(comments+"data: x\n\n: after\n\n")); got != len(comments) {
+		t.Errorf("20000 comments: %d, want %d", got, len(comments))
+	}
+	// Only an undecided event stream has events to pass before deciding.
+	if got := LeadingEventsWithoutData(FormatSniffPlain, []byte(": ping\n\n")); got != 0 {
+		t.Errorf("text/plain: %d, want 0", got)
+	}
+}
+
+func TestIsResponsesAndAnthropicEvent(t *testing.T) {
+	for data, want := range map[string][2]bool{
+		`{"type":"response.created"}`:                  {true, false},
+		` {"sequence_number":0,"type":"response.x"} `:  {true, false},
+		`{"type":"response"}`:                          {false, false},
+		`{"type":"message_start","message":{}}`:        {false, true},
+		`{"type":"message_delta"}`:                     {false, false},
+		`{"type":"message_start"`:                      {false, false},
+		`["response.created"]`:                         {false, false},
+		`{"type":{"response.created":1}}`:              {false, false},
+		`{"object":"response","type":"message_start"}`: {false, true},
+	} {
+		if got := [2]bool{IsResponsesEvent([]byte(data)), IsAnthropicEvent([]byte(data))}; got != want {
+			t.Errorf("%s: responses %v, anthropic %v; want %v", data, got[0], got[1], want)
+		}
+	}
+}
