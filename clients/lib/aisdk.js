@@ -2,7 +2,7 @@
 // into its parts, and the readings an app makes of them.
 
 import assert from 'node:assert/strict';
-import { streamText, tool } from 'ai';
+import { generateText, streamText, tool } from 'ai';
 import { z } from 'zod';
 
 // Declared (not executed) tools, so the SDK accepts the streamed tool calls.
@@ -31,6 +31,20 @@ export async function collect(model, extra = {}) {
   return { parts, errors, result };
 }
 
+// Runs generateText over `model`, keeping the response body, where an app
+// reads meta (AI SDK 7 keeps it only when asked).
+export function generate(model, extra = {}) {
+  return generateText({
+    model,
+    prompt,
+    tools,
+    include: { responseBody: true },
+    maxRetries: 0,
+    abortSignal: AbortSignal.timeout(15_000),
+    ...extra,
+  });
+}
+
 export function assertNoError(parts, errors) {
   const errorParts = parts.filter((p) => p.type === 'error');
   assert.deepEqual(errorParts.map((p) => String(p.error?.message ?? p.error)), [], 'no error part');
@@ -40,6 +54,16 @@ export function assertNoError(parts, errors) {
 export const textOf = (parts) => parts.filter((p) => p.type === 'text-delta').map((p) => p.text).join('');
 export const finishOf = (parts) => parts.find((p) => p.type === 'finish')?.finishReason;
 export const toolCallsOf = (parts) => parts.filter((p) => p.type === 'tool-call').map((c) => [c.toolName, c.input]);
+
+// Tool calls (tool-call parts, or generateText's toolCalls) split as an
+// app runs them: the ones for the app to run, [name, input], and the names
+// of those the provider ran (a gateway's web search: providerExecuted).
+export const clientCalls = (calls) => calls.filter((c) => !c.providerExecuted).map((c) => [c.toolName, c.input]);
+export const providerCalls = (calls) => calls.filter((c) => c.providerExecuted).map((c) => c.toolName);
+export const callParts = (parts) => parts.filter((p) => p.type === 'tool-call');
+
+// Every raw chunk the provider passed on (includeRawChunks), as parsed JSON.
+export const rawValues = (parts) => parts.filter((p) => p.type === 'raw').map((p) => p.rawValue);
 
 // The chunks carrying `meta`, as an app reads them from the raw chunks the
 // SDK passes on (includeRawChunks).

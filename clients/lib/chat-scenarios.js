@@ -9,6 +9,9 @@
 //               and the request's `cost`
 //   json-priced the same usage without a cost (the usage suites' price
 //               table prices it, lib/prices.js)
+//   litellm-cost  LiteLLM's proxy: the cost in the x-litellm-response-cost
+//               header, JSON or SSE as asked (its usage chunk only when
+//               include_usage asks)
 //   sse-tools   OpenAI SSE: content deltas, two streamed tool calls, finish,
 //               [DONE] (written in odd-sized pieces); as OpenAI does, the
 //               usage chunk (`choices: []`) and `"usage": null` on every
@@ -29,8 +32,8 @@
 //               ran json-tools' or sse-tools' calls): a text answer, JSON
 //               or SSE as asked
 //
-// Only sse-tools reports usage in a stream; the other streams ignore
-// stream_options, as gateways that report no usage do.
+// Only sse-tools and litellm-cost report usage in a stream; the other
+// streams ignore stream_options, as gateways that report no usage do.
 //
 // A scenario's `metaUsage` and `costUsd` are the meta.usage and
 // meta.cost_usd llm_meta must give for it (SPEC 9).
@@ -127,6 +130,34 @@ export const JSON_PRICED = {
   usage: { prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500, prompt_tokens_details: { cached_tokens: 1000 } },
   metaUsage: { input_tokens: 1200, output_tokens: 300, total_tokens: 1500, cached_input_tokens: 1000 },
   costUsd: undefined,
+};
+
+// LiteLLM's proxy reports the cost in a response header, JSON or stream;
+// its stream sends usage only when include_usage asks, as OpenAI does.
+export const LITELLM = {
+  id: 'chatcmpl-litellm',
+  model: 'litellm-cost',
+  textParts: ['Paris: ', 'sunny, ', '21 °C.'],
+  get text() { return this.textParts.join(''); },
+  toolsUsed: [],
+  headers: { 'x-litellm-response-cost': '0.000321', 'x-litellm-model-id': 'test-deployment' },
+  costUsd: 0.000321,
+  usage: { prompt_tokens: 300, completion_tokens: 10, total_tokens: 310 },
+  metaUsage: { input_tokens: 300, output_tokens: 10, total_tokens: 310 },
+  body() {
+    return {
+      id: this.id, object: 'chat.completion', created: CREATED, model: this.model,
+      choices: [{ index: 0, message: { role: 'assistant', content: this.text }, finish_reason: 'stop' }],
+      usage: this.usage,
+    };
+  },
+  wire({ includeUsage = false } = {}) {
+    const base = { id: this.id, object: 'chat.completion.chunk', created: CREATED, model: this.model };
+    const ch = (delta, finish = null) => ({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
+    const ev = [ch({ role: 'assistant', content: '' }), ...this.textParts.map((t) => ch({ content: t })), ch({}, 'stop')];
+    if (includeUsage) ev.push({ ...base, choices: [], usage: this.usage });
+    return ev.map(dataEvent).join('') + 'data: [DONE]\n\n';
+  },
 };
 
 export const SSE_TOOLS = {

@@ -11,6 +11,8 @@
 //               item) and names its own memory_lookup in `meta` (JSON: the
 //               response's top-level meta; stream: a meta-only event); its
 //               usage has no cost (the stacks' price table prices it)
+//   resp-incomplete  cut at max_output_tokens: response.incomplete ends
+//               the stream, its message item incomplete
 
 import { CREATED } from './chat-scenarios.js';
 import { metaOnlyEvent, namedEvent } from './wire.js';
@@ -49,7 +51,7 @@ const functionCallItem = (c, status = 'completed') => ({
 });
 
 // The events of one output item, numbered later by the stream.
-function messageEvents(index, id, parts) {
+function messageEvents(index, id, parts, status = 'completed') {
   const text = parts.join('');
   const at = { item_id: id, output_index: index, content_index: 0 };
   return [
@@ -58,7 +60,7 @@ function messageEvents(index, id, parts) {
     ...parts.map((delta) => ({ type: 'response.output_text.delta', ...at, delta, logprobs: [] })),
     { type: 'response.output_text.done', ...at, text, logprobs: [] },
     { type: 'response.content_part.done', ...at, part: outputText(text) },
-    { type: 'response.output_item.done', output_index: index, item: messageItem(id, text) },
+    { type: 'response.output_item.done', output_index: index, item: messageItem(id, text, status) },
   ];
 }
 
@@ -87,11 +89,17 @@ function webSearchEvents(index, id, query) {
   ];
 }
 
-// What both scenarios share: the response object, its stream, its wire.
+// What the scenarios share: the response object, its stream, its wire.
+// `end` is the final status (completed unless the scenario says), which
+// names the terminal event.
 const responsesScenario = {
-  response(status = 'completed') {
-    const done = status === 'completed';
-    return { id: this.id, ...responseFields, status, model: this.model, output: done ? this.output() : [], usage: done ? this.usage : null };
+  end: 'completed',
+  response(status = this.end) {
+    const done = status === this.end;
+    return {
+      id: this.id, ...responseFields, status, incomplete_details: done ? this.incompleteDetails ?? null : null,
+      model: this.model, output: done ? this.output() : [], usage: done ? this.usage : null,
+    };
   },
   // The JSON reply.
   body() {
@@ -104,7 +112,7 @@ const responsesScenario = {
       { type: 'response.created', response: this.response('in_progress') },
       { type: 'response.in_progress', response: this.response('in_progress') },
       ...items,
-      { type: 'response.completed', response: this.response() },
+      { type: `response.${this.end}`, response: this.response() },
     ];
     return ev.map((e, i) => ({ type: e.type, sequence_number: i, ...e }));
   },
@@ -166,4 +174,27 @@ export const RESP_META = {
   },
 };
 
-export const RESPONSES_SCENARIOS = { [RESP_TOOLS.model]: RESP_TOOLS, [RESP_META.model]: RESP_META };
+// Cut at max_output_tokens: the terminal event is response.incomplete, the
+// message item is incomplete.
+export const RESP_INCOMPLETE = {
+  ...responsesScenario,
+  id: 'resp_incomplete_1',
+  model: 'resp-incomplete',
+  end: 'incomplete',
+  incompleteDetails: { reason: 'max_output_tokens' },
+  messageId: 'msg_resp_incomplete',
+  textParts: ['Paris has ', 'many museums: ', 'the Louvre, '],
+  get text() { return this.textParts.join(''); },
+  toolsUsed: [],
+  usage: { input_tokens: 40, input_tokens_details: { cached_tokens: 0 }, output_tokens: 16, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 56, cost: 0.0000328 },
+  metaUsage: { input_tokens: 40, output_tokens: 16, total_tokens: 56, cached_input_tokens: 0, reasoning_tokens: 0 },
+  costUsd: 0.0000328,
+  output() {
+    return [messageItem(this.messageId, this.text, 'incomplete')];
+  },
+  itemEvents() {
+    return messageEvents(0, this.messageId, this.textParts, 'incomplete');
+  },
+};
+
+export const RESPONSES_SCENARIOS = Object.fromEntries([RESP_TOOLS, RESP_META, RESP_INCOMPLETE].map((s) => [s.model, s]));

@@ -19,7 +19,7 @@ import http from 'node:http';
 
 import { ANTHROPIC_SCENARIOS } from './anthropic-scenarios.js';
 import {
-  AFTER_TOOLS, JSON_COST, JSON_META, JSON_PRICED, JSON_TOOLS, SSE_META, SSE_TEXT, SSE_TOOLS, STRUCTURED,
+  AFTER_TOOLS, JSON_COST, JSON_META, JSON_PRICED, JSON_TOOLS, LITELLM, SSE_META, SSE_TEXT, SSE_TOOLS, STRUCTURED,
   V4_DATA, V4_ERROR, V7_ABORT, V7_UI,
 } from './chat-scenarios.js';
 import { RESPONSES_SCENARIOS } from './responses-scenarios.js';
@@ -46,14 +46,14 @@ async function writeInPieces(res, s, piece = 7) {
   res.end();
 }
 
-function sendJSON(res, obj) {
+function sendJSON(res, obj, headers = {}) {
   const body = JSON.stringify(obj);
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+  res.writeHead(200, { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
 }
 
-function sendSSE(res, wire) {
-  res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+function sendSSE(res, wire, headers = {}) {
+  res.writeHead(200, { ...headers, 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
   res.flushHeaders();
   return writeInPieces(res, wire);
 }
@@ -72,6 +72,8 @@ async function answerChat(res, body) {
     case 'json-meta': return sendJSON(res, JSON_META.body());
     case 'json-cost': return sendJSON(res, JSON_COST.body());
     case 'json-priced': return sendJSON(res, JSON_PRICED.body());
+    case 'litellm-cost':
+      return body.stream ? await sendSSE(res, LITELLM.wire({ includeUsage }), LITELLM.headers) : sendJSON(res, LITELLM.body(), LITELLM.headers);
     case 'sse-tools': return await sendSSE(res, SSE_TOOLS.wire({ includeUsage }));
     case 'sse-text': return await sendSSE(res, SSE_TEXT.wire());
     case 'after-tools': return body.stream ? await sendSSE(res, AFTER_TOOLS.wire()) : sendJSON(res, AFTER_TOOLS.body());

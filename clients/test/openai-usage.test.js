@@ -3,8 +3,8 @@
 // default): a stream whose client did not ask for usage must look to the
 // client as it would without llm_meta, with meta.usage in the final meta
 // chunk; one that asked gets its usage chunk and meta.usage; JSON replies
-// get meta.usage and meta.cost_usd (OpenRouter's usage.cost, else the
-// price table).
+// get meta.usage and meta.cost_usd (OpenRouter's usage.cost, LiteLLM's
+// x-litellm-response-cost header, else the price table).
 //
 // The scripted upstream behaves as OpenAI does: the usage chunk, and
 // "usage": null on every other chunk, only when include_usage is asked.
@@ -14,9 +14,10 @@ import { describe, test } from 'node:test';
 import OpenAI from 'openai';
 
 import { openaiClient, readText, sseEvents, useStack } from '../lib/harness.js';
-import { assertCost, costFrom, PRICE_TABLE, PRICES } from '../lib/prices.js';
+import { assertCost } from '../lib/meta.js';
+import { costFrom, PRICE_TABLE, PRICES } from '../lib/prices.js';
 import { postText } from '../lib/spliced.js';
-import { JSON_COST, JSON_PRICED, JSON_TOOLS, SSE_TOOLS } from '../lib/upstream.js';
+import { JSON_COST, JSON_PRICED, JSON_TOOLS, LITELLM, SSE_TOOLS } from '../lib/upstream.js';
 
 const T = { timeout: 20_000 };
 const messages = [{ role: 'user', content: 'What is the weather in Paris?' }];
@@ -80,6 +81,15 @@ describe('chat stream without stream_options (stream_usage on)', () => {
     assert.equal(inserted.length, 1, 'one event between the chunks and [DONE]');
     assert.deepEqual(JSON.parse(inserted[0].data).meta.usage, SSE_TOOLS.metaUsage);
   });
+
+  test('stream_options the client set are kept, include_usage false is asked as true', T, async () => {
+    for (const stream_options of [{ include_usage: false }, { include_obfuscation: false }]) {
+      const chunks = await chunksOf(client, { model: SSE_TOOLS.model, messages, stream_options });
+      assert.deepEqual(lastUpstreamBody().stream_options, { ...stream_options, include_usage: true });
+      assert.deepEqual(chunks.filter((c) => c.usage), [], 'the usage chunk is withheld');
+      assert.deepEqual(chunks.at(-1).meta.usage, SSE_TOOLS.metaUsage);
+    }
+  });
 });
 
 describe('chat stream with stream_options.include_usage', () => {
@@ -120,12 +130,27 @@ describe('chat JSON: meta.usage and meta.cost_usd', () => {
   test('no cost from the upstream: the price table\'s row for the model gives it', T, async () => {
     const data = await client.chat.completions.create({ model: JSON_PRICED.model, messages });
     assert.deepEqual(data.meta.usage, JSON_PRICED.metaUsage);
-    assertCost(assert, data.meta.cost_usd, costFrom(PRICES.chat, JSON_PRICED.metaUsage));
+    assertCost(data.meta.cost_usd, costFrom(PRICES.chat, JSON_PRICED.metaUsage));
+  });
+
+  test('LiteLLM\'s x-litellm-response-cost header is meta.cost_usd', T, async () => {
+    const { data, response } = await client.chat.completions.create({ model: LITELLM.model, messages }).withResponse();
+    assert.equal(response.headers.get('x-litellm-response-cost'), LITELLM.headers['x-litellm-response-cost'], 'the header reaches the client');
+    assert.equal(data.choices[0].message.content, LITELLM.text);
+    assert.deepEqual(data.meta, { usage: LITELLM.metaUsage, cost_usd: LITELLM.costUsd });
   });
 
   test('no cost and no price row: meta.usage, no meta.cost_usd', T, async () => {
     const data = await client.chat.completions.create({ model: JSON_TOOLS.model, messages });
     assert.deepEqual(data.meta.usage, JSON_TOOLS.metaUsage);
     assert.equal('cost_usd' in data.meta, false);
+  });
+});
+
+describe('chat stream: meta.cost_usd', () => {
+  test('LiteLLM\'s cost header reaches the meta chunk of a stream', T, async () => {
+    const chunks = await chunksOf(client, { model: LITELLM.model, messages });
+    assert.equal(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join(''), LITELLM.text);
+    assert.deepEqual(chunks.at(-1).meta, { usage: LITELLM.metaUsage, cost_usd: LITELLM.costUsd });
   });
 });
