@@ -319,6 +319,9 @@ export const V4_DATA = {
   toolsUsed: ['get_weather'],
   finishReason: 'tool_calls', // the converter maps tool-calls -> tool_calls
   usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
+  // the `d:` part's usage, and Hustle's own cost (path_info.costUsd)
+  metaUsage: { input_tokens: 12, output_tokens: 7, total_tokens: 19 },
+  costUsd: HUSTLE_PATH_INFO.costUsd,
   hustle: { reasoning: HUSTLE_REASONING, path_info: HUSTLE_PATH_INFO },
   // SPEC 5.1 "Hustle summary"
   structuredResult: {

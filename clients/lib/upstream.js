@@ -147,7 +147,9 @@ export async function startUpstream() {
 // JSON: the Go client suites (clients/go) get it from lib/stack-cli.js, so
 // their expectations and these bytes share one source.
 export function expectations() {
-  const e = (s, extra = {}) => ({ model: s.model, text: s.text, toolsUsed: s.toolsUsed ?? [], finishReason: s.finishReason, ...extra });
+  const e = (s, extra = {}) => ({
+    model: s.model, text: s.text, toolsUsed: s.toolsUsed ?? [], finishReason: s.finishReason, usage: s.metaUsage, costUsd: s.costUsd, ...extra,
+  });
   return {
     'json-tools': e(JSON_TOOLS, { finishReason: 'tool_calls' }),
     'json-meta': e(JSON_META),
