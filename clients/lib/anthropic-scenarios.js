@@ -131,4 +131,8 @@ export const CLAUDE_META = {
   costUsd: 0.010573,
 };
 
+// POST /v1/messages/count_tokens: the count of a request's input, whatever
+// the model. It is no reply to rewrite: llm_meta must pass it as it came.
+export const COUNT_TOKENS = { input_tokens: 14 };
+
 export const ANTHROPIC_SCENARIOS = { [CLAUDE_TOOLS.model]: CLAUDE_TOOLS, [CLAUDE_META.model]: CLAUDE_META };

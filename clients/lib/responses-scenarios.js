@@ -13,6 +13,8 @@
 //               usage has no cost (the stacks' price table prices it)
 //   resp-incomplete  cut at max_output_tokens: response.incomplete ends
 //               the stream, its message item incomplete
+//   resp-failed a function call and some text, then response.failed with
+//               its error (no price row, no cost: meta has no cost_usd)
 
 import { CREATED } from './chat-scenarios.js';
 import { metaOnlyEvent, namedEvent } from './wire.js';
@@ -97,7 +99,8 @@ const responsesScenario = {
   response(status = this.end) {
     const done = status === this.end;
     return {
-      id: this.id, ...responseFields, status, incomplete_details: done ? this.incompleteDetails ?? null : null,
+      id: this.id, ...responseFields, status,
+      error: done ? this.error ?? null : null, incomplete_details: done ? this.incompleteDetails ?? null : null,
       model: this.model, output: done ? this.output() : [], usage: done ? this.usage : null,
     };
   },
@@ -197,4 +200,28 @@ export const RESP_INCOMPLETE = {
   },
 };
 
-export const RESPONSES_SCENARIOS = Object.fromEntries([RESP_TOOLS, RESP_META, RESP_INCOMPLETE].map((s) => [s.model, s]));
+// Failed after a function call and some text: response.failed ends the
+// stream, with the error and the usage so far (JSON: a response object
+// with status failed).
+export const RESP_FAILED = {
+  ...responsesScenario,
+  id: 'resp_failed_1',
+  model: 'resp-failed',
+  end: 'failed',
+  error: { code: 'server_error', message: 'The model failed to finish its answer.' },
+  messageId: 'msg_resp_failed',
+  textParts: ['It is ', 'sunny in '],
+  get text() { return this.textParts.join(''); },
+  calls: [{ id: 'fc_w2', callId: 'call_w2', name: 'get_weather', arguments: '{"city":"Paris"}', fragments: ['{"city":"Paris"}'] }],
+  toolsUsed: ['get_weather'],
+  usage: { input_tokens: 50, input_tokens_details: { cached_tokens: 0 }, output_tokens: 9, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 59 },
+  metaUsage: { input_tokens: 50, output_tokens: 9, total_tokens: 59, cached_input_tokens: 0, reasoning_tokens: 0 },
+  output() {
+    return [...this.calls.map((c) => functionCallItem(c)), messageItem(this.messageId, this.text, 'incomplete')];
+  },
+  itemEvents() {
+    return [...functionCallEvents(0, this.calls[0]), ...messageEvents(1, this.messageId, this.textParts, 'incomplete')];
+  },
+};
+
+export const RESPONSES_SCENARIOS = Object.fromEntries([RESP_TOOLS, RESP_META, RESP_INCOMPLETE, RESP_FAILED].map((s) => [s.model, s]));

@@ -6,7 +6,8 @@
 //                              SSE, the AI SDK streams Agent Hustle and
 //                              Next.js apps send)
 //   POST /v1/responses         lib/responses-scenarios.js (OpenAI Responses)
-//   POST /v1/messages          lib/anthropic-scenarios.js (Anthropic Messages)
+//   POST /v1/messages          lib/anthropic-scenarios.js (Anthropic Messages;
+//                              /v1/messages/count_tokens too)
 //
 // Any other path or method is a 404, so a client that silently used
 // another API fails loudly. A chat request without `model` (the JARVIS edge
@@ -17,7 +18,7 @@
 
 import http from 'node:http';
 
-import { ANTHROPIC_SCENARIOS } from './anthropic-scenarios.js';
+import { ANTHROPIC_SCENARIOS, COUNT_TOKENS } from './anthropic-scenarios.js';
 import {
   AFTER_TOOLS, JSON_COST, JSON_META, JSON_PRICED, JSON_TOOLS, LITELLM, SSE_META, SSE_TEXT, SSE_TOOLS, STRUCTURED,
   V4_DATA, V4_ERROR, V7_ABORT, V7_UI,
@@ -98,6 +99,7 @@ const routes = {
   '/v1/chat/completions': answerChat,
   '/v1/responses': answerFrom(RESPONSES_SCENARIOS),
   '/v1/messages': answerFrom(ANTHROPIC_SCENARIOS),
+  '/v1/messages/count_tokens': async (res) => sendJSON(res, COUNT_TOKENS),
 };
 
 function unknownScenario(res, model) {

@@ -15,7 +15,7 @@ import {
 import { useStack } from '../lib/harness.js';
 import { assertMeta } from '../lib/meta.js';
 import { PRICE_TABLE, PRICES } from '../lib/prices.js';
-import { RESP_INCOMPLETE, RESP_META, RESP_TOOLS } from '../lib/upstream.js';
+import { RESP_FAILED, RESP_INCOMPLETE, RESP_META, RESP_TOOLS } from '../lib/upstream.js';
 
 const T = { timeout: 20_000 };
 
@@ -31,16 +31,19 @@ useStack((s) => {
 // (a web_search_call item) as a call the provider executed.
 const expectedCalls = (s) => (s.calls ?? []).map((c) => [c.name, JSON.parse(c.arguments)]);
 const expectedProviderCalls = (s) => (s === RESP_META ? ['web_search'] : []);
-const finishReason = (s) => (s.end === 'incomplete' ? 'length' : s.calls ? 'tool-calls' : 'stop');
-const SCENARIOS = [RESP_TOOLS, RESP_META, RESP_INCOMPLETE];
+const finishReason = (s) => ({ incomplete: 'length', failed: 'error' }[s.end] ?? (s.calls ? 'tool-calls' : 'stop'));
+const SCENARIOS = [RESP_TOOLS, RESP_META, RESP_INCOMPLETE, RESP_FAILED];
 
 describe('AI SDK 7 streamText via @ai-sdk/openai (Responses)', () => {
   for (const s of SCENARIOS) {
-    test(`${s.model}: no error, text, tool calls, usage; meta from the raw terminal event`, T, async () => {
+    test(`${s.model}: text, tool calls, usage, the error of a failed response; meta from the raw terminal event`, T, async () => {
       const before = stack.upstream.requests.length;
       const { parts, errors, result } = await collect(openai(s.model), { tools });
       assert.equal(stack.upstream.requests[before].url, '/v1/responses', 'openai(id) speaks the Responses API');
-      assertNoError(parts, errors);
+      // response.failed is an error to the SDK, with the response's message
+      const errorParts = parts.filter((p) => p.type === 'error').map((p) => String(p.error?.message ?? p.error));
+      assert.deepEqual(errorParts, s.error ? [s.error.message] : [], 'error parts');
+      assert.deepEqual(errors.map((e) => String(e?.message ?? e)), errorParts, 'onError calls');
       assert.equal(textOf(parts), s.text);
       const calls = callParts(parts);
       assert.deepEqual(clientCalls(calls), expectedCalls(s));
@@ -66,8 +69,11 @@ describe('AI SDK 7 streamText via @ai-sdk/openai (Responses)', () => {
   });
 });
 
+// A failed JSON response is left out: the SDK refuses it whatever
+// llm_meta does ("Invalid JSON response": it wants an error.type, which
+// the Responses API's error object does not have).
 describe('AI SDK 7 generateText via @ai-sdk/openai (Responses)', () => {
-  for (const s of SCENARIOS) {
+  for (const s of [RESP_TOOLS, RESP_META, RESP_INCOMPLETE]) {
     test(`${s.model}: text, tool calls, usage; meta from the response body`, T, async () => {
       const result = await generate(openai(s.model));
       assert.equal(result.text, s.text);

@@ -14,7 +14,7 @@ import { useStack } from '../lib/harness.js';
 import { assertMeta } from '../lib/meta.js';
 import { PRICE_TABLE, PRICES } from '../lib/prices.js';
 import { assertSpliced, postText } from '../lib/spliced.js';
-import { CLAUDE_META, CLAUDE_TOOLS } from '../lib/upstream.js';
+import { CLAUDE_META, CLAUDE_TOOLS, COUNT_TOKENS } from '../lib/upstream.js';
 
 const T = { timeout: 20_000 };
 const messages = [{ role: 'user', content: 'What is the weather in Paris?' }];
@@ -55,6 +55,13 @@ describe('Anthropic SDK, messages.create (JSON)', () => {
     assert.equal(got.url, '/v1/messages');
     assert.deepEqual(got.body, params(CLAUDE_TOOLS));
     assert.ok(got.headers['anthropic-version'], 'the SDK\'s anthropic-version header reached the upstream');
+  });
+
+  test('messages.countTokens: the count as the upstream sent it, no meta', T, async () => {
+    const { data, response } = await client.messages.countTokens({ model: CLAUDE_TOOLS.model, messages }).withResponse();
+    assert.equal(response.status, 200);
+    assert.deepEqual(data, COUNT_TOKENS);
+    assert.equal(stack.upstream.requests.at(-1).url, '/v1/messages/count_tokens');
   });
 });
 

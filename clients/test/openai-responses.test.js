@@ -13,7 +13,7 @@ import { openaiClient, useStack } from '../lib/harness.js';
 import { assertMeta } from '../lib/meta.js';
 import { PRICE_TABLE, PRICES } from '../lib/prices.js';
 import { assertSpliced, postText } from '../lib/spliced.js';
-import { RESP_INCOMPLETE, RESP_META, RESP_TOOLS } from '../lib/upstream.js';
+import { RESP_FAILED, RESP_INCOMPLETE, RESP_META, RESP_TOOLS } from '../lib/upstream.js';
 
 const T = { timeout: 20_000 };
 const input = 'What is the weather in Paris?';
@@ -33,7 +33,7 @@ const expectedCalls = (s) => (s.calls ?? []).map((c) => [c.name, c.arguments]);
 // gateway's meta-only event.
 const eventTypes = (s) => s.events().map((e) => e.type);
 const terminalType = (s) => `response.${s.end}`;
-const SCENARIOS = [RESP_TOOLS, RESP_META, RESP_INCOMPLETE];
+const SCENARIOS = [RESP_TOOLS, RESP_META, RESP_INCOMPLETE, RESP_FAILED];
 
 describe('openai client, Responses API JSON (responses.create)', () => {
   for (const s of SCENARIOS) {
