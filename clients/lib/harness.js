@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 
 import OpenAI from 'openai';
 
+import { pricesBlock } from './prices.js';
 import { startUpstream } from './upstream.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -145,11 +146,13 @@ export async function startCaddy(upstreamPort, { extra = '' } = {}) {
 }
 
 // Starts upstream + Caddy; returns { caddy, upstream, base, stop }.
-export async function startStack(opts) {
+// opts.prices: a price table (lib/prices.js) for llm_meta's `prices`;
+// opts.extra: more lines for its block.
+export async function startStack({ prices, extra = '' } = {}) {
   const upstream = await startUpstream();
   let caddy;
   try {
-    caddy = await startCaddy(upstream.port, opts);
+    caddy = await startCaddy(upstream.port, { extra: [prices ? pricesBlock(prices) : '', extra].filter(Boolean).join('\n') });
   } catch (err) {
     await upstream.close();
     throw err;

@@ -16,6 +16,11 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // The client libraries each suite runs.
 const clients = {
   'openai.test.js': ['openai'],
+  'openai-responses.test.js': ['openai'],
+  'openai-usage.test.js': ['openai'],
+  'anthropic.test.js': ['@anthropic-ai/sdk'],
+  'aisdk-openai-responses.test.js': ['ai', '@ai-sdk/openai'],
+  'aisdk-anthropic.test.js': ['ai', '@ai-sdk/anthropic'],
   'structured-edge.test.js': ['openai'],
   'convert.test.js': ['openai'],
   'aisdk-openai-compatible.test.js': ['ai', '@ai-sdk/openai-compatible'],

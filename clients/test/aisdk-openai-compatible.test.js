@@ -14,32 +14,44 @@ import { JSON_META, JSON_TOOLS, SSE_META, SSE_TEXT, SSE_TOOLS, V4_DATA, V7_ABORT
 
 const T = { timeout: 20_000 };
 
-// An app's metadataExtractor: the last meta.tools_used seen, under
-// providerMetadata.llm_meta.toolsUsed.
+// An app's metadataExtractor: the last meta.tools_used and meta.usage
+// seen, under providerMetadata.llm_meta.
+const fromMeta = (meta) => ({ llm_meta: { toolsUsed: meta.tools_used ?? [], ...(meta.usage ? { usage: meta.usage } : {}) } });
 const metadataExtractor = {
-  extractMetadata: async ({ parsedBody }) => (parsedBody?.meta ? { llm_meta: { toolsUsed: parsedBody.meta.tools_used ?? [] } } : undefined),
+  extractMetadata: async ({ parsedBody }) => (parsedBody?.meta ? fromMeta(parsedBody.meta) : undefined),
   createStreamExtractor: () => {
-    let toolsUsed;
+    let meta;
     return {
       processChunk(chunk) {
-        if (Array.isArray(chunk?.meta?.tools_used)) toolsUsed = chunk.meta.tools_used;
+        if (chunk?.meta && typeof chunk.meta === 'object') meta = chunk.meta;
       },
-      buildMetadata: () => (toolsUsed ? { llm_meta: { toolsUsed } } : undefined),
+      buildMetadata: () => (meta ? fromMeta(meta) : undefined),
     };
   },
 };
 
-let llm;
+let llm; // as the provider comes: it does not ask streams for usage
+let llmWithUsage; // includeUsage: it asks (stream_options.include_usage)
 
 useStack((s) => {
-  llm = createOpenAICompatible({ baseURL: `${s.base}/v1`, name: 'llm', apiKey: 'test-key', metadataExtractor });
+  const settings = { baseURL: `${s.base}/v1`, name: 'llm', apiKey: 'test-key', metadataExtractor };
+  llm = createOpenAICompatible(settings);
+  llmWithUsage = createOpenAICompatible({ ...settings, includeUsage: true });
 });
 
 describe('AI SDK 7 streamText via @ai-sdk/openai-compatible', () => {
-  test('OpenAI SSE with tool calls and a final meta chunk: no error, text, tool calls, usage; tools_used in providerMetadata', T, async () => {
+  // llm_meta withholds the usage chunk this provider did not ask for, as
+  // OpenAI would not send it: the SDK has no usage, meta has it.
+  test('OpenAI SSE with tool calls and a final meta chunk: no error, text, tool calls; tools_used and usage in providerMetadata', T, async () => {
     const run = await collect(llm(SSE_TOOLS.model), { tools });
-    await assertToolsStream(SSE_TOOLS, run);
-    assert.deepEqual((await run.result.providerMetadata)?.llm_meta?.toolsUsed, SSE_TOOLS.toolsUsed);
+    await assertToolsStream(SSE_TOOLS, run, { asksUsage: false });
+    assert.deepEqual((await run.result.providerMetadata)?.llm_meta, { toolsUsed: SSE_TOOLS.toolsUsed, usage: SSE_TOOLS.metaUsage });
+  });
+
+  test('includeUsage: the SDK\'s usage from the usage chunk, and meta.usage in providerMetadata', T, async () => {
+    const run = await collect(llmWithUsage(SSE_TOOLS.model), { tools });
+    await assertToolsStream(SSE_TOOLS, run, { asksUsage: true });
+    assert.deepEqual((await run.result.providerMetadata)?.llm_meta, { toolsUsed: SSE_TOOLS.toolsUsed, usage: SSE_TOOLS.metaUsage });
   });
 
   test('the gateway\'s own tools (a meta-only event upstream) reach providerMetadata', T, async () => {

@@ -62,6 +62,8 @@ for (const { name, s, protoHeader, usage } of cases) {
       assert.deepEqual(last.meta.hustle, s.hustle);
       assert.deepEqual(last.meta.hustle.reasoning, s.reasoning ?? s.hustle.reasoning);
       assert.deepEqual(last.meta.structured_result, s.structuredResult);
+      assert.deepEqual(last.meta.usage, s.metaUsage); // none in the AI SDK 7 writer's stream
+      assert.equal(last.meta.cost_usd, s.costUsd);
     });
 
     test('raw: one data line per event, valid chunks, meta event then [DONE]', T, async () => {

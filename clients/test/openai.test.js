@@ -64,7 +64,8 @@ describe('openai client, streaming (test 2)', () => {
     const names = chunks.flatMap((c) => c.choices[0]?.delta?.tool_calls ?? []).map((t) => t.function?.name).filter(Boolean);
     assert.deepEqual(names, ['get_weather', 'search_web']);
     assert.equal(chunks.find((c) => c.choices[0]?.finish_reason)?.choices[0].finish_reason, 'tool_calls');
-    assert.deepEqual(chunks.find((c) => c.usage)?.usage, SSE_TOOLS.usage);
+    // the client did not ask for usage: no usage chunk (test/openai-usage.test.js)
+    assert.deepEqual(chunks.filter((c) => c.usage), []);
 
     // exactly one chunk carries meta, it is the last one, shaped as a chunk
     const withMeta = chunks.filter((c) => 'meta' in c);
@@ -78,6 +79,7 @@ describe('openai client, streaming (test 2)', () => {
     assert.equal(metaChunk.created, CREATED);
     assert.equal(metaChunk.model, SSE_TOOLS.model);
     assert.deepEqual(metaChunk.meta.tools_used, SSE_TOOLS.toolsUsed);
+    assert.deepEqual(metaChunk.meta.usage, SSE_TOOLS.metaUsage);
   });
 
   test('the gateway\'s own tools: its meta-only event is folded into the one final meta chunk', T, async () => {
@@ -110,11 +112,13 @@ describe('openai client, streaming (test 2)', () => {
     assert.equal(final.choices[0].finish_reason, 'tool_calls');
   });
 
+  // The client asks for usage, so that every upstream event reaches it
+  // (without, llm_meta withholds the usage chunk: test/openai-usage.test.js).
   test('raw bytes: upstream events pass byte-for-byte, one meta event before [DONE]', T, async () => {
     const res = await fetch(`${stack.base}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ model: 'sse-tools', messages, stream: true }),
+      body: JSON.stringify({ model: 'sse-tools', messages, stream: true, stream_options: { include_usage: true } }),
       signal: AbortSignal.timeout(15_000),
     });
     assert.equal(res.status, 200);
@@ -122,7 +126,7 @@ describe('openai client, streaming (test 2)', () => {
     assert.equal(res.headers.get('content-length'), null);
     const body = await readText(res);
 
-    const wire = SSE_TOOLS.wire();
+    const wire = SSE_TOOLS.wire({ includeUsage: true });
     const upstreamEvents = wire.slice(0, -'data: [DONE]\n\n'.length);
     assert.ok(body.startsWith(upstreamEvents), 'upstream events are forwarded unchanged');
     assert.ok(body.endsWith('\n\ndata: [DONE]\n\n'));
@@ -137,10 +141,11 @@ describe('openai client, streaming (test 2)', () => {
       created: CREATED,
       model: SSE_TOOLS.model,
       choices: [],
-      meta: { tools_used: SSE_TOOLS.toolsUsed },
+      meta: { tools_used: SSE_TOOLS.toolsUsed, usage: SSE_TOOLS.metaUsage },
     });
   });
 
+  // sse-text's upstream reports no usage even when asked, as some gateways do.
   test('a stream with nothing to add passes byte-identical (no meta event)', T, async () => {
     const res = await fetch(`${stack.base}/v1/chat/completions`, {
       method: 'POST',

@@ -31,7 +31,9 @@ func TestMain(m *testing.M) { stack.Main(m, &st) }
 // withMeta is a reply or chunk with the meta an app reads here.
 type withMeta struct {
 	Meta *struct {
-		ToolsUsed []string `json:"tools_used"`
+		ToolsUsed []string    `json:"tools_used"`
+		Usage     stack.Usage `json:"usage"`
+		CostUSD   *float64    `json:"cost_usd"`
 	} `json:"meta"`
 }
 
@@ -113,8 +115,9 @@ func TestJSON(t *testing.T) {
 				t.Fatalf("the kept body: %v", err)
 			}
 			if m.Meta == nil || !slices.Equal(m.Meta.ToolsUsed, want.ToolsUsed) {
-				t.Errorf("meta %+v, want tools_used %v", m.Meta, want.ToolsUsed)
+				t.Fatalf("meta %+v, want tools_used %v", m.Meta, want.ToolsUsed)
 			}
+			want.CheckUsage(t, m.Meta.Usage, m.Meta.CostUSD)
 			if model == "json-tools" {
 				var names []string
 				for _, tc := range resp.Choices[0].Message.ToolCalls {
@@ -140,6 +143,7 @@ func TestStream(t *testing.T) {
 			var text strings.Builder
 			var finish string
 			var toolsUsed [][]string
+			var last withMeta // the last meta chunk
 			chunks := 0
 			for {
 				raw, err := stream.RecvRaw()
@@ -169,6 +173,7 @@ func TestStream(t *testing.T) {
 						t.Errorf("the meta chunk has choices: %s", raw)
 					}
 					toolsUsed = append(toolsUsed, m.Meta.ToolsUsed)
+					last = m
 				}
 			}
 			if text.String() != want.Text {
@@ -182,6 +187,9 @@ func TestStream(t *testing.T) {
 				t.Errorf("meta chunks %v in a stream with nothing to add", toolsUsed)
 			case len(want.ToolsUsed) > 0 && (len(toolsUsed) != 1 || !slices.Equal(toolsUsed[0], want.ToolsUsed)):
 				t.Errorf("meta chunks with tools_used %v, want one with %v", toolsUsed, want.ToolsUsed)
+			}
+			if last.Meta != nil {
+				want.CheckUsage(t, last.Meta.Usage, last.Meta.CostUSD)
 			}
 		})
 	}

@@ -23,7 +23,9 @@ func TestMain(m *testing.M) { stack.Main(m, &st) }
 
 // meta is the part of llm_meta's meta an app reads here.
 type meta struct {
-	ToolsUsed []string `json:"tools_used"`
+	ToolsUsed []string    `json:"tools_used"`
+	Usage     stack.Usage `json:"usage"`
+	CostUSD   *float64    `json:"cost_usd"`
 }
 
 func client() *openai.Client {
@@ -74,6 +76,7 @@ func TestJSON(t *testing.T) {
 			if !ok || !slices.Equal(m.ToolsUsed, want.ToolsUsed) {
 				t.Errorf("meta.tools_used %v (present: %v), want %v", m.ToolsUsed, ok, want.ToolsUsed)
 			}
+			want.CheckUsage(t, m.Usage, m.CostUSD)
 		})
 	}
 	t.Run("json-tools keeps its tool calls", func(t *testing.T) {
@@ -119,6 +122,8 @@ func TestStream(t *testing.T) {
 			if len(metas) != 1 || !slices.Equal(metas[0].ToolsUsed, want.ToolsUsed) {
 				t.Fatalf("meta chunks %+v, want one with tools_used %v", metas, want.ToolsUsed)
 			}
+			// the client did not ask for usage: llm_meta did, and put it in meta
+			want.CheckUsage(t, metas[0].Usage, metas[0].CostUSD)
 			if _, ok := metaOf(t, last.JSON.ExtraFields["meta"].Raw()); !ok || len(last.Choices) != 0 {
 				t.Errorf("the last chunk is not the meta chunk with no choices: %s", last.RawJSON())
 			}

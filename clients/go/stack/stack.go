@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +32,26 @@ type Expectation struct {
 	FinishReason string   `json:"finishReason"`
 	MessageID    string   `json:"messageId"`
 	Error        string   `json:"error"`
+	Usage        Usage    `json:"usage"`   // meta.usage; nil: none
+	CostUSD      *float64 `json:"costUsd"` // meta.cost_usd; nil: none
+}
+
+// Usage is a meta.usage object (SPEC 9.1), count by key.
+type Usage map[string]int64
+
+// CheckUsage reports a meta.usage or meta.cost_usd other than the
+// scenario's: each must be absent when the scenario has none.
+func (e Expectation) CheckUsage(t testing.TB, usage Usage, cost *float64) {
+	t.Helper()
+	if !maps.Equal(usage, e.Usage) {
+		t.Errorf("meta.usage %v, want %v", usage, e.Usage)
+	}
+	switch {
+	case (cost == nil) != (e.CostUSD == nil):
+		t.Errorf("meta.cost_usd present: %v, want present: %v", cost != nil, e.CostUSD != nil)
+	case cost != nil && *cost != *e.CostUSD:
+		t.Errorf("meta.cost_usd %v, want %v", *cost, *e.CostUSD)
+	}
 }
 
 // Stack is a running upstream with Caddy in front of it.
