@@ -70,8 +70,14 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 	if p := jsonProtocolOf(root); p != nil {
 		return rewriteTopLevelMeta(body, root, rep, extra, p, opts), &rep.Meta, true
 	}
-	rep.setID(root.Get("id").Str)
-	rep.setModel(root.Get("model").Str)
+	// The id and model, only for who reads them: the end hook (OpenClaw's
+	// run id) and the prices table.
+	if opts.BeforeEnd != nil {
+		rep.setID(root.Get("id").Str)
+	}
+	if len(rep.Prices) > 0 {
+		rep.setModel(root.Get("model").Str)
+	}
 	meta = &rep.Meta
 	var choices, top gjson.Result
 	var choiceMeta []int

@@ -126,7 +126,8 @@ func (r *Reply) setModel(model string) {
 // from the prices table).
 func (r *Reply) Seal() {
 	if r.Usage.Known() {
-		r.Meta.Set(KeyUsage, r.Usage.AppendJSON(nil))
+		var buf [160]byte // Set keeps a copy
+		r.Meta.Set(KeyUsage, r.Usage.AppendJSON(buf[:0]))
 		if !r.HasCost && len(r.Prices) > 0 {
 			model := r.Model
 			if model == "" {

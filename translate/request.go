@@ -192,7 +192,7 @@ func RequestUnchanged(body []byte, opts RequestOptions) bool {
 	if opts.MaxPromptChars > 0 || bytes.Contains(body, unicodeEscape) {
 		return false
 	}
-	if opts.StreamUsage && opts.Kind == RequestChat && bytes.Contains(body, []byte(`"stream"`)) {
+	if opts.StreamUsage && opts.Kind == RequestChat && mayStream(body) {
 		return false // a stream may have to be asked for its usage
 	}
 	for i := 0; ; {
@@ -208,6 +208,33 @@ func RequestUnchanged(body []byte, opts RequestOptions) bool {
 		case rest[0] == 'r' && (bytes.HasPrefix(rest, flagRunOnce) || bytes.HasPrefix(rest, flagFinalOnly)),
 			rest[0] == 'e' && bytes.HasPrefix(rest, flagStructured):
 			return false
+		}
+	}
+}
+
+// mayStream reports whether body can hold "stream": true: some "stream"
+// followed, past white space and a colon, by true. A request that says
+// "stream": false, or nothing, need not be parsed for stream_usage.
+func mayStream(body []byte) bool {
+	key := []byte(`"stream"`)
+	for i := 0; ; {
+		k := bytes.Index(body[i:], key)
+		if k < 0 {
+			return false
+		}
+		i += k + len(key)
+		j := i
+		for j < len(body) && isJSONSpace(body[j]) {
+			j++
+		}
+		if j < len(body) && body[j] == ':' {
+			j++
+			for j < len(body) && isJSONSpace(body[j]) {
+				j++
+			}
+			if bytes.HasPrefix(body[j:], []byte("true")) {
+				return true
+			}
 		}
 	}
 }
