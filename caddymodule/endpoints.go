@@ -56,7 +56,7 @@ func edgeRequest(body []byte, defaultModel string, edge, xStream bool) (out []by
 	if !translate.ValidJSON(s) || !gjson.Parse(s).IsObject() {
 		return nil, false, msgInvalidJSON
 	}
-	s = lastCopies(s)
+	s = string(translate.KeepLastCopies([]byte(s), edgeReadKeys)) // as JSON.parse reads repeated keys
 	root := gjson.Parse(s)
 	msg := root.Get("message")
 	msgs := root.Get("messages")
@@ -109,45 +109,10 @@ func edgeRequest(body []byte, defaultModel string, edge, xStream bool) (out []by
 }
 
 // edgeReadKeys are the keys of the edge function's body that the module reads
-// or writes.
-var edgeReadKeys = append([]string{"messages", "user", "model", "stream", "run_once", "return_final_only"}, jarvisKeys...)
-
-// lastCopies keeps, of each of edgeReadKeys given more than once, only its
-// last value, as the edge function's JSON.parse reads the body (the
-// lookups and deletions below would otherwise use the first copy and leave
+// or writes; of each given more than once only the last copy is kept (the
+// look-ups and deletions below would otherwise use the first copy and leave
 // the others in what goes upstream).
-func lastCopies(s string) string {
-	var count map[string]int
-	var last map[string]string
-	gjson.Parse(s).ForEach(func(k, v gjson.Result) bool {
-		for _, key := range edgeReadKeys {
-			if k.Str == key {
-				if count == nil {
-					count, last = map[string]int{}, map[string]string{}
-				}
-				count[key]++
-				last[key] = v.Raw
-			}
-		}
-		return true
-	})
-	for k, n := range count {
-		if n < 2 {
-			continue
-		}
-		for ; n > 0; n-- {
-			next, err := sjson.Delete(s, k)
-			if err != nil {
-				return s
-			}
-			s = next
-		}
-		if next, err := sjson.SetRaw(s, k, last[k]); err == nil {
-			s = next
-		}
-	}
-	return s
-}
+var edgeReadKeys = append([]string{"messages", "user", "model", "stream", "run_once", "return_final_only"}, jarvisKeys...)
 
 // withImage makes the last user message multimodal: its text and the image.
 // A message already in parts keeps them, and the image is added after them.

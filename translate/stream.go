@@ -18,6 +18,9 @@ type Stats struct {
 const (
 	ReasonEventTooLarge      = "event_too_large"
 	ReasonStructuredUnparsed = "structured_unparsed"
+	// ReasonMetaTooLarge: something was dropped from a reply's meta to
+	// keep it within max_meta_bytes or MaxMetaTools (SPEC 8.1).
+	ReasonMetaTooLarge = "meta_too_large"
 )
 
 // ConvertOptions configure the stream converters of SPEC 5.
