@@ -318,6 +318,8 @@ type convCore struct {
 func (c *convCore) init(out io.Writer, opts ConvertOptions) {
 	c.out = out
 	c.opts = opts
+	c.meta.Limit(opts.MaxMeta, opts.Warn)
+	c.hustle.Max = opts.MaxMeta
 }
 
 func (c *convCore) count(skipped bool) {
@@ -343,19 +345,8 @@ func (c *convCore) announce(id string) {
 	}
 }
 
-// addTool adds a tool name to tools_used. name may be a view of the input, so
-// it is copied, but only when it is new.
-func (c *convCore) addTool(name string) {
-	if name == "" {
-		return
-	}
-	for _, t := range c.meta.Tools() {
-		if t == name {
-			return
-		}
-	}
-	c.meta.AddTool(strings.Clone(name))
-}
+// addTool adds a tool name to tools_used (AddTool keeps its own copy).
+func (c *convCore) addTool(name string) { c.meta.AddTool(name) }
 
 // start fixes the chunk head at the first chunk and reports whether the role
 // is still to be given.
@@ -389,7 +380,9 @@ func (c *convCore) end() {
 	}
 	c.ended = true
 	c.hustle.AppendTo(&c.meta, c.opts.HustleSummary)
-	if !c.meta.Empty() {
+	if sink := c.opts.MetaSink; sink != nil {
+		sink.Merge(&c.meta)
+	} else if !c.meta.Empty() {
 		c.scratch = c.meta.AppendJSON(c.scratch[:0])
 		c.buf = AppendBareMeta(c.buf, c.scratch)
 	}

@@ -94,7 +94,7 @@ func (c *RunOnceCollector) Event(raw []byte) {
 			c.over = true
 			return
 		}
-		c.content = append(c.content, text.Str...)
+		c.content = appendBounded(c.content, unsafeBytes(text.Str), c.Max)
 	}
 }
 

@@ -30,6 +30,9 @@ type SSEOptions struct {
 	// Warn, when set, is told of each fallback by a short reason code
 	// (never content).
 	Warn func(reason string)
+	// MaxMeta is max_meta_bytes, the bound of the meta collected (0: the
+	// default, SPEC 8.1).
+	MaxMeta int
 }
 
 // SSERewriter is the streaming rewriter of SPEC 4.3. It is an io.Writer for
@@ -56,6 +59,13 @@ type SSERewriter struct {
 	finished bool // final meta written (or due to be skipped)
 	err      error
 
+	// Line endings stay whole (SPEC 8.1): lastRaw is set when the last
+	// event went out as its own bytes, so that the LF completing its CRLF
+	// in the next write follows it (EventTail); dropLF when the module
+	// completed that CRLF itself before writing an event of its own.
+	lastRaw bool
+	dropLF  bool
+
 	// The last bytes written to out (tail[3-ntail:]), to start our own
 	// events on a fresh event when the upstream's last one is unterminated.
 	tail  [3]byte
@@ -67,6 +77,7 @@ type SSERewriter struct {
 func NewSSERewriter(out io.Writer, opts SSEOptions, meta *Meta) *SSERewriter {
 	r := &SSERewriter{out: out, opts: opts}
 	r.split.Max = opts.MaxEvent
+	r.meta.Limit(opts.MaxMeta, opts.Warn)
 	if meta != nil {
 		r.meta.Merge(meta)
 	}
@@ -106,6 +117,7 @@ func (r *SSERewriter) Close() error {
 
 // Event implements SSEHandler.
 func (r *SSERewriter) Event(raw []byte) {
+	r.lastRaw, r.dropLF = false, false
 	if r.opts.Stats != nil {
 		r.opts.Stats.Events++
 	}
@@ -177,8 +189,20 @@ func startsObject(data []byte) bool {
 	return false
 }
 
+// EventTail implements SSETailHandler: the LF of the last event's CRLF,
+// which came in this write. It follows the event when the event went out
+// as it came; it goes with the event when the event was withheld or
+// replaced, or when the module already completed the CRLF.
+func (r *SSERewriter) EventTail(lf []byte) {
+	if r.lastRaw && !r.dropLF {
+		r.emit(lf)
+	}
+	r.dropLF = false
+}
+
 // Oversize implements SSEHandler: a huge event passes as it arrives.
 func (r *SSERewriter) Oversize(p []byte, first bool) {
+	r.lastRaw, r.dropLF = true, false
 	if first {
 		if r.opts.Stats != nil {
 			r.opts.Stats.Events++
@@ -445,6 +469,13 @@ func (r *SSERewriter) writeFinalMeta() {
 // an event of ours never runs into the upstream's.
 func (r *SSERewriter) ownBuf() []byte {
 	r.flushPending()
+	if r.lastRaw && r.split.AwaitingLF() && !r.dropLF {
+		// The last event went out ending in a CR whose LF has not come
+		// yet: complete the CRLF here, so that nothing of ours lands
+		// between the two, and drop the LF when it comes.
+		r.dropLF = true
+		return append(r.wbuf[:0], '\n')
+	}
 	return append(r.wbuf[:0], r.openEventEnd()...)
 }
 
@@ -482,6 +513,7 @@ func (r *SSERewriter) emitOwn(b []byte) {
 // emit queues an untouched event. Events that follow each other in the
 // caller's buffer are written together; anything else goes out at once.
 func (r *SSERewriter) emit(b []byte) {
+	r.lastRaw = true
 	if !within(r.in, b) {
 		r.emitCopy(b) // the splitter's own buffer, reused right after
 		return

@@ -37,6 +37,16 @@ type ConvertOptions struct {
 	Stats *Stats
 	// Debug, when set, is told of each skipped part (never its content).
 	Debug func(msg string)
+	// Warn, when set, is told of each fallback by a short reason code.
+	Warn func(reason string)
+	// MaxMeta is max_meta_bytes, the bound of the meta collected (0: the
+	// default, SPEC 8.1).
+	MaxMeta int
+	// MetaSink, when set, gets the stream's meta merged into it at the end,
+	// instead of a meta-only event in the output: the SSE rewriter that
+	// reads the output then writes it as its final meta event whatever its
+	// size (an event that large would pass it uninspected).
+	MetaSink *Meta
 }
 
 // NewChatID returns a fresh chat-completion id, "chatcmpl-" and 24 hex digits.
