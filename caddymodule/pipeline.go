@@ -27,6 +27,7 @@ func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) stage 
 		ErrorsAsContent: errorsAsContent,
 		Stats:           &rw.stats,
 		Warn:            h.warn,
+		MaxMeta:         int(h.MaxMetaBytes),
 	}, &x.meta)
 	conv := translate.ConvertOptions{
 		Model:         x.model,
@@ -34,6 +35,9 @@ func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) stage 
 		HustleSummary: h.hustle,
 		Stats:         &rw.stats,
 		Debug:         h.debug,
+		Warn:          h.warn,
+		MaxMeta:       int(h.MaxMetaBytes),
+		MetaSink:      rw.rewriter.Meta(), // the meta never crosses a text boundary, whatever its size
 	}
 	switch rw.format {
 	case fmtDataStream:
@@ -127,6 +131,7 @@ func (rw *responseWriter) finishBuffered() {
 				scratch = outBuf.b
 			}
 		}
+		x.replyMeta.Limit(int(x.h.MaxMetaBytes), x.h.warn)
 		out, meta, ok := translate.RewriteJSONReply(body, &x.meta, translate.JSONOptions{
 			Structured:  x.wantSplit,
 			Warn:        x.h.warn,

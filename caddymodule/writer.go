@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
@@ -68,6 +67,7 @@ type responseWriter struct {
 	produced  bool  // bytes went downstream since the last flush
 	err       error // sticky downstream error
 	over      bool  // a run-once reply outgrew max_buffer_bytes
+	sniffw    sniffWatch
 
 	bytesIn, bytesOut int64
 }
@@ -180,15 +180,16 @@ func (rw *responseWriter) Write(p []byte) (int, error) {
 			// change the answer).
 			if !rw.sniffIn(p) {
 				rw.buf.Write(p)
+				rw.sniffw.worth(p, rw.format == fmtSniffSSE)
 			}
 			break
 		}
+		growBuffer(&rw.buf, len(p), rw.x.h.MaxEventBytes)
 		rw.buf.Write(p)
-		// Look again only when something can have changed the answer: the
-		// first bytes (which can rule a data stream out), a line end, or the
-		// limit. Rescanning on every write would cost the square of a large
-		// first event.
-		if rw.buf.Len() <= 8 || bytes.ContainsAny(p, "\r\n") || int64(rw.buf.Len()) > rw.x.h.MaxEventBytes {
+		// Look again only when something can have changed the answer
+		// (sniffwatch.go), or at the limit. Rescanning on every write would
+		// cost the square of a large first event.
+		if rw.sniffw.worth(p, rw.format == fmtSniffSSE) || int64(rw.buf.Len()) > rw.x.h.MaxEventBytes {
 			rw.sniff(false)
 		}
 	case stStream, stCollect:
@@ -224,6 +225,7 @@ func (rw *responseWriter) fail(err error) {
 func (rw *responseWriter) bufferBody(p []byte) {
 	max := rw.x.h.MaxBufferBytes
 	if int64(rw.buf.Len()+len(p)) <= max {
+		growBuffer(&rw.buf, len(p), max) // never past the limit
 		rw.buf.Write(p)
 		return
 	}
@@ -324,4 +326,4 @@ func statusText(code int) string {
 }
 
 // toolsHeader is the X-Tools-Used value of a text/plain run-once answer.
-func toolsHeader(m *translate.Meta) string { return strings.Join(m.Tools(), ", ") }
+func toolsHeader(m *translate.Meta) string { return translate.ToolsHeader(m.Tools()) }
