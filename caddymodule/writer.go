@@ -134,7 +134,7 @@ func (rw *responseWriter) answersUpstreamFailure(err error) bool {
 		msg = "Upstream timed out"
 	}
 	if l := rw.x.h.logger; l != nil {
-		l.Warn("llm_meta upstream failed", zap.Int("status", code), zap.Error(err))
+		l.Warn("llm_meta upstream failed", append(errorFields(err), zap.Int("status", code))...) // the error's kind, never its text
 	}
 	defer rw.logDone()
 	rw.answerJSON(http.StatusBadGateway, translate.ErrorJSON(msg))
@@ -196,6 +196,13 @@ func (rw *responseWriter) Write(p []byte) (int, error) {
 		rw.feed(p)
 	case stBuffer:
 		rw.bufferBody(p)
+	}
+	if rw.state == stBuffer || rw.state == stCollect {
+		// Nothing goes to the client yet, so no failed write would stop
+		// the upstream read: the request's context does (SPEC 8.1).
+		if err := rw.r.Context().Err(); err != nil && rw.err == nil {
+			rw.err = err
+		}
 	}
 	rw.flushIfProduced()
 	if rw.err != nil {
