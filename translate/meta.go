@@ -327,6 +327,11 @@ func (m *Meta) Set(key string, raw []byte) {
 		}
 		return
 	}
+	if !utf8.ValidString(key) {
+		// Written out in valid UTF-8, the key is the same key as the one
+		// spelt that way: one member, not two that read alike.
+		key = strings.ToValidUTF8(key, "\uFFFD")
+	}
 	out := metaValue(raw)
 	if sameMemory(out, raw) {
 		out = append([]byte(nil), out...)
