@@ -57,15 +57,22 @@ func repeatJoin(n int, sep string, f func(i int) string) string {
 	return strings.Join(parts, sep)
 }
 
-// TestHostileHandlerLinear: the shapes of the glue (endpoint bodies, the
-// held start of a sniffed stream, whole replies through the writer) cost
-// work in proportion to their size (internal/linearcheck).
-func TestHostileHandlerLinear(t *testing.T) {
-	h := newUnitHandler(t, "")
+// handlerShape is a hostile input the glue reads: input(n) has n of the
+// element repeated, run sends it through the handler.
+type handlerShape struct {
+	name  string
+	unit  int
+	input func(n int) []byte
+	run   func(in []byte)
+}
+
+// hostileHandlerShapes are the shapes only the glue sees: endpoint bodies,
+// the held start of a sniffed stream, whole replies through the writer.
+func hostileHandlerShapes(tb testing.TB, h *Handler) []handlerShape {
 	okJSON := jsonReply(200, nil, replyPlain)
 	serve := func(req *http.Request, next caddyhttp.Handler) {
 		if err := h.ServeHTTP(newRecWriter(), req, next); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 	upstream := func(reply func(w http.ResponseWriter) error) caddyhttp.Handler {
@@ -74,16 +81,19 @@ func TestHostileHandlerLinear(t *testing.T) {
 			return reply(w)
 		})
 	}
-	shapes := []struct {
-		name  string
-		unit  int
-		input func(n int) []byte
-		run   func(in []byte)
-	}{
+	return []handlerShape{
 		{"endpoint/repeated_keys", 1000, func(n int) []byte {
 			return []byte(`{"message":"hi",` + repeatJoin(n, ",", func(i int) string { return `"session_id":"s` + strconv.Itoa(i) + `","task":"t"` }) + `}`)
 		}, func(in []byte) {
 			req := unitRequest(http.MethodPost, "/v1/run_once", bytes.NewReader(in))
+			serve(req, upstream(okJSON))
+		}},
+		{"endpoint/many_messages_with_image", 500, func(n int) []byte {
+			return []byte(`{"image_data_url":"data:image/png;base64,AAAA","messages":[` + repeatJoin(n, ",", func(i int) string {
+				return `{"role":"assistant","content":"a` + strconv.Itoa(i) + `"},{"role":"user","content":"u"}`
+			}) + `]}`)
+		}, func(in []byte) {
+			req := unitRequest(http.MethodPost, "/functions/v1/jarvis", bytes.NewReader(in))
 			serve(req, upstream(okJSON))
 		}},
 		{"request/repeated_flags", 1000, func(n int) []byte {
@@ -125,8 +135,33 @@ func TestHostileHandlerLinear(t *testing.T) {
 			}))
 		}},
 	}
-	for _, sh := range shapes {
+}
+
+// TestHostileHandlerLinear: each shape of the glue costs work in
+// proportion to its size (internal/linearcheck).
+func TestHostileHandlerLinear(t *testing.T) {
+	for _, sh := range hostileHandlerShapes(t, newUnitHandler(t, "")) {
 		t.Run(sh.name, func(t *testing.T) { linearcheck.Check(t, sh.input, sh.run, sh.unit*4) })
+	}
+}
+
+// BenchmarkHostileHandler runs each shape of the glue at four sizes, each
+// four times the last, and reports the time per input byte.
+//
+//	go test -run '^$' -bench HostileHandler -benchtime 20x ./caddymodule
+func BenchmarkHostileHandler(b *testing.B) {
+	for _, sh := range hostileHandlerShapes(b, newBenchHandler(b)) {
+		for _, mult := range []int{1, 4, 16, 64} {
+			n := sh.unit * mult
+			in := sh.input(n)
+			b.Run(sh.name+"/n="+strconv.Itoa(n), func(b *testing.B) {
+				b.SetBytes(int64(len(in)))
+				for i := 0; i < b.N; i++ {
+					sh.run(in)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(in)), "ns/byte")
+			})
+		}
 	}
 }
 

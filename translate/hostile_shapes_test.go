@@ -76,6 +76,13 @@ var hostileShapes = []hostileShape{
 		return []byte(`{"model":"m","enable_structured_output":true,"messages":[` +
 			rep(n, ",", func(i int) string { return `{"role":"user","content":"m` + num(i) + `"}` }) + `]}`)
 	}, func(in []byte) { RewriteRequest(in, RequestOptions{StructuredModels: []string{"*"}}) }},
+	{"request/deep_nesting", 2000, func(n int) []byte {
+		return []byte(`{"run_once":true,"x":` + strings.Repeat(`{"a":[`, n) + strings.Repeat(`]}`, n) + `,"model":"m"}`)
+	}, func(in []byte) { RewriteRequest(in, RequestOptions{}) }},
+	{"request/content_parts_to_trim", 500, func(n int) []byte {
+		part := `{"type":"text","text":"abc"},{"type":"image_url","image_url":{"url":"u"}}`
+		return []byte(`{"messages":[{"role":"user","content":[` + rep(n, ",", func(int) string { return part }) + `]},{"role":"user","content":"last"}]}`)
+	}, func(in []byte) { RewriteRequest(in, RequestOptions{MaxPromptChars: 5}) }},
 	{"trim/tool_call_pairs", 500, func(n int) []byte {
 		return []byte(`{"model":"m","messages":[` + rep(n, ",", func(i int) string {
 			id := `"c` + num(i) + `"`
@@ -99,6 +106,16 @@ var hostileShapes = []hostileShape{
 		return []byte(`{"id":"x","choices":[` + rep(n, ",", func(i int) string {
 			return `{"index":` + num(i) + `,"message":{"content":"x"},"meta":{"k` + num(i%50) + `":` + num(i) + `}}`
 		}) + `]}`)
+	}, func(in []byte) { RewriteJSONReply(in, nil, JSONOptions{}) }},
+	{"json/choices_object_with_meta", 500, func(n int) []byte {
+		// choices as an object (not what OpenAI sends): every member's meta
+		// is merged, and those named by an index removed.
+		return []byte(`{"choices":{` + rep(n, ",", func(i int) string {
+			return `"` + num(i) + `":{"message":{"content":"x"},"meta":{"k":` + num(i) + `}}`
+		}) + `}}`)
+	}, func(in []byte) { RewriteJSONReply(in, nil, JSONOptions{}) }},
+	{"json/deep_reply", 2000, func(n int) []byte {
+		return []byte(`{"choices":[{"message":{"content":"x","tool_calls":[{"function":{"name":"f"}}]}}],"extra":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`)
 	}, func(in []byte) { RewriteJSONReply(in, nil, JSONOptions{}) }},
 	{"json/distinct_tool_names", 500, func(n int) []byte {
 		return []byte(`{"choices":[{"message":{"tool_calls":[` + rep(n, ",", func(i int) string {
@@ -159,6 +176,17 @@ var hostileShapes = []hostileShape{
 	}, feedSSE(sseOpts)},
 	{"sse/meta_events_same_key", 300, func(n int) []byte {
 		return []byte(rep(n, "", func(i int) string { return sseEvent(`{"meta":{"big":"` + strings.Repeat("v", 200) + `"}}`) }))
+	}, feedSSE(sseOpts)},
+	{"sse/meta_tools_used_array", 2000, func(n int) []byte {
+		return []byte(sseEvent(`{"meta":{"tools_used":[` + rep(n, ",", func(i int) string { return `"tool_` + num(i) + `"` }) + `]}}`))
+	}, feedSSE(sseOpts)},
+	{"sse/many_choices_in_one_chunk", 500, func(n int) []byte {
+		return []byte(sseEvent(chunkHead + rep(n, ",", func(i int) string {
+			return `{"index":` + num(i) + `,"delta":{"tool_calls":[{"index":0,"function":{"name":"t` + num(i%300) + `"}}]}}`
+		}) + `]}`))
+	}, feedSSE(sseOpts)},
+	{"sse/comment_lines", 2000, func(n int) []byte {
+		return []byte(rep(n, "", func(int) string { return ": keep-alive\n\n" }) + "data: [DONE]\n\n")
 	}, feedSSE(sseOpts)},
 	{"sse/tool_names_across_deltas", 300, func(n int) []byte {
 		return []byte(rep(n, "", func(i int) string {
@@ -230,6 +258,13 @@ var hostileShapes = []hostileShape{
 			c.Write(in[:k])
 			in = in[k:]
 		}
+		c.Close()
+	}},
+	{"datastream/one_part_many_elements", 2000, func(n int) []byte {
+		return []byte(`8:[` + rep(n, ",", func(i int) string { return `{"e":` + num(i) + `}` }) + "]\n")
+	}, func(in []byte) {
+		c := NewDataStreamConverter(io.Discard, convOpts())
+		c.Write(in)
 		c.Close()
 	}},
 	{"uistream/distinct_tools", 300, func(n int) []byte {
