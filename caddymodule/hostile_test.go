@@ -151,17 +151,7 @@ func TestHostileHandlerLinear(t *testing.T) {
 //	go test -run '^$' -bench HostileHandler -benchtime 20x ./caddymodule
 func BenchmarkHostileHandler(b *testing.B) {
 	for _, sh := range hostileHandlerShapes(b, newBenchHandler(b)) {
-		for _, mult := range []int{1, 4, 16, 64} {
-			n := sh.unit * mult
-			in := sh.input(n)
-			b.Run(sh.name+"/n="+strconv.Itoa(n), func(b *testing.B) {
-				b.SetBytes(int64(len(in)))
-				for i := 0; i < b.N; i++ {
-					sh.run(in)
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(in)), "ns/byte")
-			})
-		}
+		linearcheck.Bench(b, sh.name, sh.unit, sh.input, sh.run)
 	}
 }
 

@@ -14,6 +14,7 @@ package linearcheck
 import (
 	"math"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -65,4 +66,25 @@ func timePerCall(f func()) float64 {
 		calls++
 	}
 	return float64(time.Since(start).Nanoseconds()) / float64(calls)
+}
+
+// Sizes are the multiples of a shape's unit its benchmarks run at: four
+// sizes, each four times the last.
+var Sizes = []int{1, 4, 16, 64}
+
+// Bench runs run on input(unit×m) for each m of Sizes, as sub-benchmarks
+// of b named name/n=…, reporting the time per input byte (ns/byte), which
+// stays flat across the sizes when the work is linear.
+func Bench(b *testing.B, name string, unit int, input func(int) []byte, run func([]byte)) {
+	for _, m := range Sizes {
+		n := unit * m
+		in := input(n)
+		b.Run(name+"/n="+strconv.Itoa(n), func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			for i := 0; i < b.N; i++ {
+				run(in)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(in)), "ns/byte")
+		})
+	}
 }
