@@ -140,3 +140,25 @@ func indexKey(k string) (int, bool) {
 	}
 	return n, true
 }
+
+// sameMeta reports whether meta, the merged meta (at most max_meta_bytes),
+// says what top, the reply's own top-level meta, says, so that the reply
+// can go as it came. Equal bytes, or equal once white space is taken out,
+// answer at once; otherwise the two are decoded and compared as values,
+// but only when top is not far larger than meta: a top-level meta of
+// megabytes decoded into maps would take several times its size (SPEC 8.1),
+// and one that large cannot say the same as a bounded meta unless it
+// repeats its keys, which the rewritten meta then says once.
+func sameMeta(top string, meta []byte) bool {
+	if top == string(meta) {
+		return true
+	}
+	c := compactJSON(unsafeBytes(top))
+	if string(c) == string(meta) {
+		return true
+	}
+	if len(c) > 4*len(meta)+4096 {
+		return false
+	}
+	return jsonEqual(c, meta)
+}

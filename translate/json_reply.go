@@ -146,7 +146,7 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 	case !top.Exists():
 		changed = true
 	default:
-		changed = changed || !jsonEqual([]byte(top.Raw), metaJSON)
+		changed = changed || !sameMeta(top.Raw, metaJSON)
 	}
 	if !changed {
 		return body, meta, true
