@@ -51,6 +51,10 @@ func feedSSE(opts SSEOptions) func(in []byte) {
 
 var sseOpts = SSEOptions{MaxEvent: hostileMaxEvent, FinalMeta: true, Model: "m"}
 
+// sseUnbounded has a meta bound too large to be reached (see
+// rewriteUnbounded).
+var sseUnbounded = SSEOptions{MaxEvent: hostileMaxEvent, FinalMeta: true, Model: "m", MaxMeta: 1 << 30}
+
 func convOpts() ConvertOptions {
 	return ConvertOptions{Model: "m", MaxLine: hostileMaxEvent, HustleSummary: true, Created: 1}
 }
@@ -139,18 +143,18 @@ var hostileShapes = []hostileShape{
 	}, func(in []byte) { RewriteJSONReply(in, nil, JSONOptions{}) }},
 	{"json/deep_meta", 1000, func(n int) []byte {
 		return []byte(`{"choices":[],"meta":{"deep":` + strings.Repeat(`{"a":[`, n) + "1" + strings.Repeat(`]}`, n) + `}}`)
-	}, func(in []byte) { RewriteJSONReply(in, nil, JSONOptions{}) }},
+	}, rewriteUnbounded},
 	{"json/structured_list", 2000, func(n int) []byte {
 		return []byte(`{"choices":[],"meta":{"structured_result":{"type":"list","items":[` + rep(n, ",", num) + `]}}}`)
-	}, func(in []byte) { RewriteJSONReply(in, nil, JSONOptions{}) }},
+	}, rewriteUnbounded},
 	{"json/structured_table", 500, func(n int) []byte {
 		return []byte(`{"choices":[],"meta":{"structured_result":{"type":"table","rows":[` +
 			rep(n, ",", func(i int) string { return `[` + num(i) + `,true,null,{"a":1}]` }) + `],"headers":[1,2,3,4]}}}`)
-	}, func(in []byte) { RewriteJSONReply(in, nil, JSONOptions{}) }},
+	}, rewriteUnbounded},
 	{"json/structured_key_value", 500, func(n int) []byte {
 		return []byte(`{"choices":[],"meta":{"structured_result":{"entries":[` +
 			rep(n, ",", func(i int) string { return `{"value":` + num(i) + `,"key":` + num(i) + `}` }) + `],"type":"key_value"}}}`)
-	}, func(in []byte) { RewriteJSONReply(in, nil, JSONOptions{}) }},
+	}, rewriteUnbounded},
 	{"json/structured_reply_entities", 500, func(n int) []byte {
 		content := `{"reply":"hi","intent":"question","entities":[` + rep(n, ",", func(i int) string {
 			return `{"name":"e` + num(i) + `","type":"person"}`
@@ -202,13 +206,13 @@ var hostileShapes = []hostileShape{
 	{"sse/many_data_lines", 2000, func(n int) []byte {
 		return []byte(rep(n, "\n", func(int) string { return "data: {}" }) + "\n\n")
 	}, feedSSE(sseOpts)},
-	{"sse/long_line", 20000, func(n int) []byte {
+	{"sse/long_line", 100000, func(n int) []byte {
 		return []byte(sseEvent(chunkHead + `{"index":0,"delta":{"content":"` + strings.Repeat("x", n) + `"}}]}`))
 	}, feedSSE(sseOpts)},
 	{"sse/cr_only_lines", 2000, func(n int) []byte {
 		return []byte(rep(n, "", func(int) string { return ": c\r" }) + "data: {}\r\r")
 	}, feedSSE(sseOpts)},
-	{"sse/oversize_events", 20000, func(n int) []byte {
+	{"sse/oversize_events", 100000, func(n int) []byte {
 		return []byte(sseEvent(strings.Repeat("y", n)))
 	}, feedSSE(SSEOptions{MaxEvent: 64, FinalMeta: true})},
 	{"sse/byte_by_byte", 200, func(n int) []byte {
@@ -249,7 +253,7 @@ var hostileShapes = []hostileShape{
 		c.Write(in)
 		c.Close()
 	}},
-	{"datastream/long_line", 20000, func(n int) []byte {
+	{"datastream/long_line", 100000, func(n int) []byte {
 		return []byte(`0:"` + strings.Repeat("z", n) + "\"\n")
 	}, func(in []byte) {
 		c := NewDataStreamConverter(io.Discard, convOpts())
@@ -294,7 +298,7 @@ var hostileShapes = []hostileShape{
 		c.Write(in)
 		c.Close()
 	}},
-	{"runonce/upstream_error_text", 20000, func(n int) []byte {
+	{"runonce/upstream_error_text", 100000, func(n int) []byte {
 		return []byte(`{"error":{"message":"` + strings.Repeat("e", n) + `"}}`)
 	}, func(in []byte) { UpstreamErrorMessage(in, "502 Bad Gateway") }},
 }

@@ -148,9 +148,6 @@ func (m *Meta) dropped() {
 	}
 }
 
-// Dropped reports whether anything was dropped for crossing a bound.
-func (m *Meta) Dropped() bool { return m.warned }
-
 func (m *Meta) index(key string) int {
 	if m.kidx != nil {
 		if i, ok := m.kidx[key]; ok {
