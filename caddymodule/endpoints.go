@@ -60,7 +60,7 @@ func edgeRequest(body []byte, defaultModel string, edge, xStream bool) (out []by
 	root := gjson.Parse(s)
 	msg := root.Get("message")
 	msgs := root.Get("messages")
-	hasMsgs := msgs.IsArray() && len(msgs.Array()) > 0
+	hasMsgs := msgs.IsArray() && msgs.Get("0").Exists() // non-empty, without a list of them all
 	if msg.Type != gjson.String && !hasMsgs {
 		return nil, false, msgNoMessage
 	}
@@ -98,13 +98,9 @@ func edgeRequest(body []byte, defaultModel string, edge, xStream bool) (out []by
 		set("stream", xStream && !runOnce)
 	}
 	if img := root.Get("image_data_url"); img.Type == gjson.String {
-		out = withImage(out, img.Str)
+		out = translate.WithImage(out, img.Str)
 	}
-	for _, k := range jarvisKeys {
-		if next, err := sjson.DeleteBytes(out, k); err == nil {
-			out = next
-		}
-	}
+	out = translate.RemoveKeys(out, jarvisKeys) // one pass for all of them
 	return out, runOnce, ""
 }
 
@@ -113,36 +109,6 @@ func edgeRequest(body []byte, defaultModel string, edge, xStream bool) (out []by
 // look-ups and deletions below would otherwise use the first copy and leave
 // the others in what goes upstream).
 var edgeReadKeys = append([]string{"messages", "user", "model", "stream", "run_once", "return_final_only"}, jarvisKeys...)
-
-// withImage makes the last user message multimodal: its text and the image.
-// A message already in parts keeps them, and the image is added after them.
-func withImage(body []byte, url string) []byte {
-	msgs := gjson.GetBytes(body, "messages").Array()
-	image := map[string]any{"type": "image_url", "image_url": map[string]any{"url": url}}
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Get("role").Str != "user" {
-			continue
-		}
-		path := "messages." + strconv.Itoa(i) + ".content"
-		text := msgs[i].Get("content")
-		if text.IsArray() {
-			if next, err := sjson.SetBytes(body, path+".-1", image); err == nil {
-				return next
-			}
-			return body
-		}
-		t := text.Str
-		if text.Type != gjson.String {
-			t = ""
-		}
-		parts := []any{map[string]any{"type": "text", "text": t}, image}
-		if next, err := sjson.SetBytes(body, path, parts); err == nil {
-			return next
-		}
-		return body
-	}
-	return body
-}
 
 // writeError answers an error the module makes, in the edge function's shape.
 func writeError(w http.ResponseWriter, status int, msg string) {

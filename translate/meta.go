@@ -22,9 +22,10 @@ import (
 // (max_meta_bytes, DefaultMaxMetaBytes unless Limit says otherwise) and
 // tools_used holds at most MaxMetaTools names. What would cross a bound is
 // dropped whole (a key with its value, a tool name), and the first drop is
-// reported as ReasonMetaTooLarge. Values are kept in the form AppendJSON
-// writes them (compact, valid UTF-8, structured_result made text-safe), so
-// the bound is on the bytes that go out. Look-ups of keys and tool names are
+// reported as ReasonMetaTooLarge. Values are kept compact and in valid
+// UTF-8, and counted at the size AppendJSON writes them (a
+// structured_result made text-safe as it is written), so the bound is on
+// the bytes that go out. Look-ups of keys and tool names are
 // by map once there are more than a few, so that no number of keys or names
 // makes merging quadratic.
 //
@@ -33,7 +34,7 @@ import (
 // are kept in (toolText).
 type Meta struct {
 	keys []string // first-seen order, tools_used and prompt_trimmed_to included
-	vals [][]byte // JSON per key as written out; nil for the two special keys
+	vals [][]byte // JSON per key, compact, valid UTF-8; nil for the two special keys
 	kidx map[string]int32
 
 	tools      []string
@@ -330,14 +331,12 @@ func (m *Meta) Set(key string, raw []byte) {
 		key = strings.ToValidUTF8(key, "\uFFFD")
 	}
 	out := metaValue(raw)
-	if sameMemory(out, raw) {
-		out = append([]byte(nil), out...)
-	}
-	m.setOwn(key, out)
+	m.setValue(key, out, !sameMemory(out, raw))
 }
 
-// setOwn stores val, already in its stored form and m's own, under key.
-func (m *Meta) setOwn(key string, val []byte) {
+// setValue stores val, already in its stored form, under key: val itself
+// when owned (m's own memory), else a copy, made only once it fits.
+func (m *Meta) setValue(key string, val []byte, owned bool) {
 	out := writtenLen(key, val)
 	member := jsonStringLen(key) + 2 + out // "key":val,
 	old := 0
@@ -353,6 +352,9 @@ func (m *Meta) setOwn(key string, val []byte) {
 	}
 	if m.vals[i] == nil {
 		m.nvals++
+	}
+	if !owned {
+		val = append([]byte(nil), val...)
 	}
 	m.vals[i] = val
 	if key == KeyStructuredResult {
@@ -451,8 +453,7 @@ func (m *Meta) Merge(o *Meta) {
 			}
 		default:
 			if o.vals[i] != nil {
-				// Already in its written form: only copied.
-				m.setOwn(k, append([]byte(nil), o.vals[i]...))
+				m.setValue(k, o.vals[i], false) // already in its stored form
 			}
 		}
 	}

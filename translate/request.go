@@ -160,6 +160,16 @@ func removeMembers(s string, drop func(key string) bool) (out []byte, removed bo
 	return append(out, s[last:]...), true
 }
 
+// RemoveKeys returns body (a valid JSON object) without the top-level
+// members named by keys, every copy of each, in one pass; body itself when
+// there is none.
+func RemoveKeys(body []byte, keys []string) []byte {
+	if out, removed := removeMembers(unsafeString(body), func(k string) bool { return slices.Contains(keys, k) }); removed {
+		return out
+	}
+	return body
+}
+
 // KeepLastCopies returns body (a JSON object) where each of keys that is
 // given more than once at the top level keeps only its last copy, as
 // JavaScript's JSON.parse reads it; body itself when none is repeated or it
