@@ -89,6 +89,12 @@ func TestLineEndsWholeAcrossAnySplit(t *testing.T) {
 					t.Fatalf("cut at %d (%q|%q):\n got %q\nwant %q", k, tc.in[max(0, k-8):k], tc.in[k:min(len(tc.in), k+8)], got, whole)
 				}
 			}
+			// An empty write between the CR and its LF changes nothing.
+			for k := 1; k < len(tc.in); k++ {
+				if got := fixedIDs(rewriteWrites(t, tc.in, tc.opts, k, k)); got != whole {
+					t.Fatalf("cut at %d with an empty write:\n got %q\nwant %q", k, got, whole)
+				}
+			}
 			cuts := make([]int, 0, len(tc.in))
 			for k := 1; k < len(tc.in); k++ {
 				cuts = append(cuts, k)

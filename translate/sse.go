@@ -47,11 +47,14 @@ func NewSSESplitter(max int) *SSESplitter { return &SSESplitter{Max: max} }
 // Feed splits p, calling h for every event it completes. Events that lie
 // wholly inside p are handed over without a copy.
 func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
+	if len(p) == 0 {
+		return // an empty write changes nothing (a LF may still come)
+	}
 	start := 0 // first byte of p not yet handed on or buffered
 	i := 0
 	if s.eventCR {
 		s.eventCR = false
-		if th, ok := h.(SSETailHandler); ok && len(p) > 0 && p[0] == '\n' {
+		if th, ok := h.(SSETailHandler); ok && p[0] == '\n' {
 			s.skipLF = false
 			th.EventTail(p[:1])
 			start, i = 1, 1
