@@ -337,6 +337,9 @@ func (m *Meta) Set(key string, raw []byte) {
 // setValue stores val, already in its stored form, under key: val itself
 // when owned (m's own memory), else a copy, made only once it fits.
 func (m *Meta) setValue(key string, val []byte, owned bool) {
+	if len(val) == 0 {
+		return // not a JSON value
+	}
 	out := writtenLen(key, val)
 	member := jsonStringLen(key) + 2 + out // "key":val,
 	old := 0
@@ -353,7 +356,13 @@ func (m *Meta) setValue(key string, val []byte, owned bool) {
 	if m.vals[i] == nil {
 		m.nvals++
 	}
-	if !owned {
+	switch {
+	case owned:
+	case cap(m.vals[i]) >= len(val):
+		// A key set again (one key repeated a million times): its
+		// memory is used again rather than a copy made per value.
+		val = append(m.vals[i][:0], val...)
+	default:
 		val = append([]byte(nil), val...)
 	}
 	m.vals[i] = val
@@ -399,8 +408,9 @@ func sameMemory(a, b []byte) bool {
 	return len(a) > 0 && len(b) > 0 && &a[0] == &b[0]
 }
 
-// Get returns the JSON stored under key, or nil. It does not answer for
-// tools_used and prompt_trimmed_to; use Tools and Trimmed.
+// Get returns the JSON stored under key, or nil: m's own bytes, valid until
+// key is set again. It does not answer for tools_used and
+// prompt_trimmed_to; use Tools and Trimmed.
 func (m *Meta) Get(key string) []byte {
 	if i := m.index(key); i >= 0 {
 		return m.vals[i]
