@@ -36,6 +36,7 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    max_request_bytes <size>
 //	    max_buffer_bytes  <size>
 //	    max_event_bytes   <size>
+//	    max_meta_bytes    <size>
 //	    final_meta        on|off
 //	    meta_event        chunk|bare
 //	    hustle_summary    on|off
@@ -100,7 +101,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("max_prompt_chars: %q is not a whole number of characters (0 is off)", v)
 			}
 			h.MaxPromptChars = n
-		case "max_request_bytes", "max_buffer_bytes", "max_event_bytes":
+		case "max_request_bytes", "max_buffer_bytes", "max_event_bytes", "max_meta_bytes":
 			v, err := oneArg(d)
 			if err != nil {
 				return err
@@ -114,6 +115,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				h.MaxRequestBytes = int64(n)
 			case "max_buffer_bytes":
 				h.MaxBufferBytes = int64(n)
+			case "max_meta_bytes":
+				h.MaxMetaBytes = int64(n)
 			default:
 				h.MaxEventBytes = int64(n)
 			}

@@ -33,6 +33,7 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 				max_request_bytes 16MiB
 				max_buffer_bytes 2MiB
 				max_event_bytes 64KiB
+				max_meta_bytes 256KiB
 				final_meta off
 				meta_event bare
 				hustle_summary false
@@ -47,6 +48,7 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 				MaxRequestBytes: 16 << 20,
 				MaxBufferBytes:  2 << 20,
 				MaxEventBytes:   64 << 10,
+				MaxMetaBytes:    256 << 10,
 				FinalMeta:       boolPtr(false),
 				MetaEvent:       "bare",
 				HustleSummary:   boolPtr(false),
@@ -191,6 +193,7 @@ func TestValidateJSON(t *testing.T) {
 		{"meta_event x", `{"meta_event":"x"}`, []string{"meta_event", `"x"`, `"chunk"`, `"bare"`}},
 		{"negative max_prompt_chars", `{"max_prompt_chars":-5}`, []string{"max_prompt_chars", "-5"}},
 		{"negative max_event_bytes", `{"max_event_bytes":-1}`, []string{"max_event_bytes", "-1"}},
+		{"negative max_meta_bytes", `{"max_meta_bytes":-1}`, []string{"max_meta_bytes", "-1"}},
 		{"negative max_buffer_bytes", `{"max_buffer_bytes":-1}`, []string{"max_buffer_bytes"}},
 		{"negative max_request_bytes", `{"max_request_bytes":-1}`, []string{"max_request_bytes"}},
 		{"price glob", `{"prices":[{"model":"gpt-[","input":1,"output":1}]}`, []string{"prices[0]", `"gpt-["`, "not a valid glob"}},

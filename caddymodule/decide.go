@@ -138,7 +138,7 @@ func (rw *responseWriter) startBuffer(k bufKind) {
 			rw.buf = *bytes.NewBuffer(rw.bodyBuf.b)
 		}
 	}
-	rw.buf.Grow(int(n))
+	rw.buf.Grow(firstCap(n, rw.x.h.MaxBufferBytes)) // the rest as bytes arrive
 }
 
 // sniff decides a text/plain or text/event-stream format from the first

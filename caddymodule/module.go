@@ -27,6 +27,7 @@ const (
 	DefaultMaxRequestBytes = 16 << 20
 	DefaultMaxBufferBytes  = 16 << 20
 	DefaultMaxEventBytes   = 1 << 20
+	DefaultMaxMetaBytes    = translate.DefaultMaxMetaBytes
 	MetaEventChunk         = "chunk"
 	MetaEventBare          = "bare"
 )
@@ -69,6 +70,11 @@ type Handler struct {
 	// Largest SSE event or data-stream line parsed, in bytes. Larger ones
 	// pass uninspected (SSE) or are skipped (data stream). Default 1 MiB.
 	MaxEventBytes int64 `json:"max_event_bytes,omitempty"`
+
+	// Largest meta collected for one reply, in bytes of JSON (SPEC 8.1):
+	// what would cross it is dropped, whole keys and whole tool names, with
+	// a warning (fallback reason meta_too_large). Default 256 KiB.
+	MaxMetaBytes int64 `json:"max_meta_bytes,omitempty"`
 
 	// Write the final meta event in streams. Default true.
 	FinalMeta *bool `json:"final_meta,omitempty"`
@@ -151,6 +157,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.MaxEventBytes == 0 {
 		h.MaxEventBytes = DefaultMaxEventBytes
 	}
+	if h.MaxMetaBytes == 0 {
+		h.MaxMetaBytes = DefaultMaxMetaBytes
+	}
 	if h.MetaEvent == "" {
 		h.MetaEvent = MetaEventChunk
 	}
@@ -196,7 +205,7 @@ func (h *Handler) Validate() error {
 	if h.MaxPromptChars < 0 {
 		return fmt.Errorf("llm_meta: max_prompt_chars must not be negative, got %d", h.MaxPromptChars)
 	}
-	for name, v := range map[string]int64{"max_request_bytes": h.MaxRequestBytes, "max_buffer_bytes": h.MaxBufferBytes, "max_event_bytes": h.MaxEventBytes} {
+	for name, v := range map[string]int64{"max_request_bytes": h.MaxRequestBytes, "max_buffer_bytes": h.MaxBufferBytes, "max_event_bytes": h.MaxEventBytes, "max_meta_bytes": h.MaxMetaBytes} {
 		if v < 0 {
 			return fmt.Errorf("llm_meta: %s must be positive, got %d", name, v)
 		}

@@ -112,7 +112,7 @@ func (rw *responseWriter) placeholder(key string) (any, bool) {
 		return boxName(rw.format.String()), true
 	case phTools:
 		if m := rw.replyMeta(); m != nil {
-			return m.ToolsJoined(), true
+			return m.ToolsPlaceholder(), true
 		}
 		return "", true
 	case phIn, phOut, phCost:

@@ -27,6 +27,7 @@ func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) stage 
 		ErrorsAsContent: errorsAsContent,
 		Stats:           &rw.stats,
 		Warn:            h.warn,
+		MaxMeta:         int(h.MaxMetaBytes),
 		Reply:           &x.reply,
 		WithholdUsage:   x.withholdUsage,
 		BeforeEnd:       rw.endHook(),
@@ -36,6 +37,8 @@ func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) stage 
 		HustleSummary: h.hustle,
 		Stats:         &rw.stats,
 		Debug:         h.debug,
+		Warn:          h.warn,
+		MaxMeta:       int(h.MaxMetaBytes),
 	}, &x.meta)
 	return chain
 }
@@ -156,6 +159,7 @@ func (rw *responseWriter) finishBuffered() {
 				scratch = outBuf.b
 			}
 		}
+		x.reply.Meta.Limit(int(x.h.MaxMetaBytes), x.h.warn)
 		out, meta, ok := translate.RewriteJSONReply(body, &x.meta, translate.JSONOptions{
 			Structured:  x.wantSplit,
 			Warn:        x.h.warn,

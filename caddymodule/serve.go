@@ -147,7 +147,8 @@ func (h *Handler) readBody(r *http.Request, br *bodyReader) (body []byte, whole 
 	var buf []byte
 	if r.ContentLength > 0 {
 		// One spare byte: the read that meets the end needs no new room.
-		buf = make([]byte, 0, r.ContentLength+1)
+		// Past firstRoom the buffer grows as bytes arrive (memlimit.go).
+		buf = make([]byte, 0, firstCap(r.ContentLength+1, max+1))
 	}
 	buf, err := readUpTo(r.Body, buf, max+1)
 	n := int64(len(buf))
@@ -176,7 +177,7 @@ func (h *Handler) readBody(r *http.Request, br *bodyReader) (body []byte, whole 
 func readUpTo(rd io.Reader, b []byte, limit int64) ([]byte, error) {
 	for int64(len(b)) < limit {
 		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
+			b = growTo(b, 1, limit)
 		}
 		room := b[len(b):cap(b)]
 		if left := limit - int64(len(b)); int64(len(room)) > left {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
@@ -68,6 +67,7 @@ type responseWriter struct {
 	produced  bool  // bytes went downstream since the last flush
 	err       error // sticky downstream error
 	over      bool  // a run-once reply outgrew max_buffer_bytes
+	sniffw    sniffWatch
 
 	bytesIn, bytesOut int64
 }
@@ -134,7 +134,7 @@ func (rw *responseWriter) answersUpstreamFailure(err error) bool {
 		msg = "Upstream timed out"
 	}
 	if l := rw.x.h.logger; l != nil {
-		l.Warn("llm_meta upstream failed", zap.Int("status", code), zap.Error(err))
+		l.Warn("llm_meta upstream failed", append(errorFields(err), zap.Int("status", code))...) // the error's kind, never its text
 	}
 	defer rw.logDone()
 	rw.answerJSON(http.StatusBadGateway, translate.ErrorJSON(msg))
@@ -180,21 +180,29 @@ func (rw *responseWriter) Write(p []byte) (int, error) {
 			// change the answer).
 			if !rw.sniffIn(p) {
 				rw.buf.Write(rw.passEventsWithoutData(p))
+				rw.sniffw.worth(p, rw.format == translate.FormatSniffEvents)
 			}
 			break
 		}
+		growBuffer(&rw.buf, len(p), rw.x.h.MaxEventBytes)
 		rw.buf.Write(p)
-		// Look again only when something can have changed the answer: the
-		// first bytes (which can rule a data stream out), a line end, or the
-		// limit. Rescanning on every write would cost the square of a large
-		// first event.
-		if rw.buf.Len() <= 8 || bytes.ContainsAny(p, "\r\n") || int64(rw.buf.Len()) > rw.x.h.MaxEventBytes {
+		// Look again only when something can have changed the answer
+		// (sniffwatch.go), or at the limit. Rescanning on every write would
+		// cost the square of a large first event.
+		if rw.sniffw.worth(p, rw.format == translate.FormatSniffEvents) || int64(rw.buf.Len()) > rw.x.h.MaxEventBytes {
 			rw.sniff(false)
 		}
 	case stStream, stCollect:
 		rw.feed(p)
 	case stBuffer:
 		rw.bufferBody(p)
+	}
+	if rw.state == stBuffer || rw.state == stCollect {
+		// Nothing goes to the client yet, so no failed write would stop
+		// the upstream read: the request's context does (SPEC 8.1).
+		if err := rw.r.Context().Err(); err != nil && rw.err == nil {
+			rw.err = err
+		}
 	}
 	rw.flushIfProduced()
 	if rw.err != nil {
@@ -224,6 +232,7 @@ func (rw *responseWriter) fail(err error) {
 func (rw *responseWriter) bufferBody(p []byte) {
 	max := rw.x.h.MaxBufferBytes
 	if int64(rw.buf.Len()+len(p)) <= max {
+		growBuffer(&rw.buf, len(p), max) // never past the limit
 		rw.buf.Write(p)
 		return
 	}
@@ -326,4 +335,4 @@ func statusText(code int) string {
 }
 
 // toolsHeader is the X-Tools-Used value of a text/plain run-once answer.
-func toolsHeader(m *translate.Meta) string { return strings.Join(m.Tools(), ", ") }
+func toolsHeader(m *translate.Meta) string { return translate.ToolsHeader(m.Tools()) }

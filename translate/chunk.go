@@ -38,14 +38,16 @@ func NewChunkHead(id string, created int64, model string) ChunkHead {
 func chunkHeadFrom(data []byte, def func() ChunkHead) ChunkHead {
 	res := gjson.GetManyBytes(data, "id", "created", "model")
 	var h ChunkHead
+	// The id and model are repeated as the upstream wrote them, in valid
+	// UTF-8 (SPEC 8.1): the event is the module's own.
 	if res[0].Type == gjson.String {
-		h.id = []byte(res[0].Raw)
+		h.id = appendValidUTF8(nil, res[0].Raw)
 	}
 	if res[1].Type == gjson.Number {
 		h.created = []byte(res[1].Raw)
 	}
 	if res[2].Type == gjson.String {
-		h.model = []byte(res[2].Raw)
+		h.model = appendValidUTF8(nil, res[2].Raw)
 	}
 	if h.id == nil || h.created == nil || h.model == nil {
 		d := def()

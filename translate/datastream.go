@@ -323,8 +323,11 @@ func (c *convCore) init(out io.Writer, opts ConvertOptions) {
 	c.opts = opts
 	c.meta = &c.ownMeta
 	if opts.Reply != nil {
-		c.meta = &opts.Reply.Meta
+		c.meta = &opts.Reply.Meta // bounded by the record's reader
+	} else {
+		c.meta.Limit(opts.MaxMeta, opts.Warn)
 	}
+	c.hustle.Max = opts.MaxMeta
 }
 
 func (c *convCore) count(skipped bool) {
@@ -350,19 +353,8 @@ func (c *convCore) announce(id string) {
 	}
 }
 
-// addTool adds a tool name to tools_used. name may be a view of the input, so
-// it is copied, but only when it is new.
-func (c *convCore) addTool(name string) {
-	if name == "" {
-		return
-	}
-	for _, t := range c.meta.Tools() {
-		if t == name {
-			return
-		}
-	}
-	c.meta.AddTool(strings.Clone(name))
-}
+// addTool adds a tool name to tools_used (AddTool keeps its own copy).
+func (c *convCore) addTool(name string) { c.meta.AddTool(name) }
 
 // start fixes the chunk head at the first chunk and reports whether the role
 // is still to be given.

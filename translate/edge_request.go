@@ -1,8 +1,6 @@
 package translate
 
 import (
-	"strconv"
-
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -28,11 +26,11 @@ func EdgeRequest(body []byte, defaultModel string, edge, xStream bool) (out []by
 	if !ValidJSON(s) || !gjson.Parse(s).IsObject() {
 		return nil, false, msgInvalidJSON
 	}
-	s = lastCopies(s)
+	s = string(KeepLastCopies([]byte(s), edgeReadKeys)) // as JSON.parse reads repeated keys
 	root := gjson.Parse(s)
 	msg := root.Get("message")
 	msgs := root.Get("messages")
-	hasMsgs := msgs.IsArray() && len(msgs.Array()) > 0
+	hasMsgs := msgs.IsArray() && msgs.Get("0").Exists() // non-empty, without a list of them all
 	if msg.Type != gjson.String && !hasMsgs {
 		return nil, false, msgNoMessage
 	}
@@ -70,83 +68,14 @@ func EdgeRequest(body []byte, defaultModel string, edge, xStream bool) (out []by
 		set("stream", xStream && !runOnce)
 	}
 	if img := root.Get("image_data_url"); img.Type == gjson.String {
-		out = withImage(out, img.Str)
+		out = WithImage(out, img.Str)
 	}
-	for _, k := range jarvisKeys {
-		if next, err := sjson.DeleteBytes(out, k); err == nil {
-			out = next
-		}
-	}
+	out = RemoveKeys(out, jarvisKeys) // one pass for all of them
 	return out, runOnce, ""
 }
 
 // edgeReadKeys are the keys of the edge function's body that the module reads
-// or writes.
-var edgeReadKeys = append([]string{"messages", "user", "model", "stream", "run_once", "return_final_only"}, jarvisKeys...)
-
-// lastCopies keeps, of each of edgeReadKeys given more than once, only its
-// last value, as the edge function's JSON.parse reads the body (the
-// lookups and deletions below would otherwise use the first copy and leave
+// or writes; of each given more than once only the last copy is kept (the
+// look-ups and deletions above would otherwise use the first copy and leave
 // the others in what goes upstream).
-func lastCopies(s string) string {
-	var count map[string]int
-	var last map[string]string
-	gjson.Parse(s).ForEach(func(k, v gjson.Result) bool {
-		for _, key := range edgeReadKeys {
-			if k.Str == key {
-				if count == nil {
-					count, last = map[string]int{}, map[string]string{}
-				}
-				count[key]++
-				last[key] = v.Raw
-			}
-		}
-		return true
-	})
-	for k, n := range count {
-		if n < 2 {
-			continue
-		}
-		for ; n > 0; n-- {
-			next, err := sjson.Delete(s, k)
-			if err != nil {
-				return s
-			}
-			s = next
-		}
-		if next, err := sjson.SetRaw(s, k, last[k]); err == nil {
-			s = next
-		}
-	}
-	return s
-}
-
-// withImage makes the last user message multimodal: its text and the image.
-// A message already in parts keeps them, and the image is added after them.
-func withImage(body []byte, url string) []byte {
-	msgs := gjson.GetBytes(body, "messages").Array()
-	image := map[string]any{"type": "image_url", "image_url": map[string]any{"url": url}}
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Get("role").Str != "user" {
-			continue
-		}
-		path := "messages." + strconv.Itoa(i) + ".content"
-		text := msgs[i].Get("content")
-		if text.IsArray() {
-			if next, err := sjson.SetBytes(body, path+".-1", image); err == nil {
-				return next
-			}
-			return body
-		}
-		t := text.Str
-		if text.Type != gjson.String {
-			t = ""
-		}
-		parts := []any{map[string]any{"type": "text", "text": t}, image}
-		if next, err := sjson.SetBytes(body, path, parts); err == nil {
-			return next
-		}
-		return body
-	}
-	return body
-}
+var edgeReadKeys = append([]string{"messages", "user", "model", "stream", "run_once", "return_final_only"}, jarvisKeys...)

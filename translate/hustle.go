@@ -16,10 +16,17 @@ import (
 //
 // The zero value is empty and ready to use.
 type Hustle struct {
+	// Max bounds the bytes kept (0: DefaultMaxMetaBytes): they end up in
+	// a meta bounded the same way, so what would not fit there is dropped
+	// as it comes rather than held (SPEC 8.1).
+	Max int
+
 	kinds [numHustleKinds][]byte // raw JSON per kind, nil when absent
 	order [numHustleKinds]int8   // kinds in first-seen order
 	n     int                    // kinds seen
 	data  [][]byte               // other elements, raw JSON
+	held  int                    // bytes in kinds and data
+	over  bool                   // an element was dropped for Max
 }
 
 // MaxHustleData is the most elements meta.hustle.data keeps; later ones are
@@ -59,26 +66,44 @@ func (h *Hustle) AddElement(raw []byte) {
 	if len(raw) > 0 && raw[0] == '{' {
 		if t := gjson.Get(s, "type"); t.Type == gjson.String {
 			if k := hustleKind(t.Str); k >= 0 {
+				if !h.room(len(raw) - len(h.kinds[k])) {
+					return
+				}
 				if h.kinds[k] == nil {
 					h.order[h.n] = int8(k)
 					h.n++
 				}
+				h.held += len(raw) - len(h.kinds[k])
 				h.kinds[k] = append(h.kinds[k][:0], raw...)
 				return
 			}
 		}
 	}
-	if len(h.data) >= MaxHustleData {
+	if len(h.data) >= MaxHustleData || !h.room(len(raw)+1) {
 		return
 	}
+	h.held += len(raw) + 1
 	h.data = append(h.data, append([]byte(nil), raw...))
+}
+
+// room reports whether n more bytes fit within Max, noting a drop when not.
+func (h *Hustle) room(n int) bool {
+	max := h.Max
+	if max <= 0 {
+		max = DefaultMaxMetaBytes
+	}
+	if h.held+n <= max {
+		return true
+	}
+	h.over = true
+	return false
 }
 
 // Empty reports whether no element came.
 func (h *Hustle) Empty() bool { return h.n == 0 && len(h.data) == 0 }
 
-// Reset empties h.
-func (h *Hustle) Reset() { *h = Hustle{} }
+// Reset empties h, keeping its bound.
+func (h *Hustle) Reset() { *h = Hustle{Max: h.Max} }
 
 // AppendTo sets m's hustle key to an object holding the kinds in first-seen
 // order, then "data":[...] when other elements came. Nothing is set when h is
@@ -86,6 +111,9 @@ func (h *Hustle) Reset() { *h = Hustle{} }
 // structured_result, it also sets structured_result to the key_value summary
 // of SPEC 5.1 (when that summary has at least one entry).
 func (h *Hustle) AppendTo(m *Meta, summary bool) {
+	if h.over {
+		m.dropped() // reported with the meta's own drops, once
+	}
 	if h.Empty() {
 		return
 	}

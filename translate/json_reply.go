@@ -3,7 +3,6 @@ package translate
 import (
 	"bytes"
 	"slices"
-	"strconv"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -177,7 +176,7 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 	case !top.Exists():
 		changed = true
 	default:
-		changed = changed || !jsonEqual([]byte(top.Raw), metaJSON)
+		changed = changed || !sameMeta(top.Raw, metaJSON)
 	}
 	if !changed {
 		return body, meta, true
@@ -185,11 +184,7 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 	if &out[0] == &body[0] {
 		out = copyBytes(body)
 	}
-	for j := len(choiceMeta) - 1; j >= 0; j-- {
-		if next, err := sjson.DeleteBytes(out, "choices."+strconv.Itoa(choiceMeta[j])+".meta"); err == nil {
-			out = next
-		}
-	}
+	out = deleteChoiceMetas(out, choiceMeta) // one pass, however many choices
 	var err error
 	if metaJSON != nil {
 		out, err = sjson.SetRawBytes(out, "meta", metaJSON)

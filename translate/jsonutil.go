@@ -3,12 +3,11 @@ package translate
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 )
 
 // unsafeString views b as a string without copying. The string must not
@@ -115,69 +114,140 @@ func valueAsString(v gjson.Result) string {
 // StringifyStructuredResult makes the values of a structured_result that a
 // UI renders as text into strings (SPEC 4.1): the items of a list, the
 // headers and cells of a table, each entry's key and value of a key_value.
-// It returns raw itself when nothing needs to change.
+// It returns raw itself when nothing needs to change (or raw is not valid
+// JSON).
 func StringifyStructuredResult(raw []byte) []byte {
-	sr := gjson.ParseBytes(raw)
-	if !sr.IsObject() {
-		return raw
+	if out, changed := appendStructuredResult(nil, raw); changed {
+		return out
 	}
-	var paths []string
-	var vals []gjson.Result
-	collect := func(path string, v gjson.Result) {
-		if v.Exists() && v.Type != gjson.String {
-			paths = append(paths, path)
-			vals = append(vals, v)
+	return raw
+}
+
+// appendStructuredResult appends raw with its text values made strings, in
+// one pass over it whatever the number of values (each is written where it
+// lies, not looked up again from the start). changed is false, and nothing
+// is appended, when there is nothing to change or raw is not valid JSON.
+// The arrays are found as gjson's Get finds them: the first member of each
+// name.
+func appendStructuredResult(dst, raw []byte) (out []byte, changed bool) {
+	s := unsafeString(raw)
+	i := walkSpace(s, 0)
+	if i >= len(s) || s[i] != '{' || !ValidJSON(s) {
+		return dst, false
+	}
+	typ := ""
+	if v, end, ok := walkMember(s, i, "type"); ok && s[v] == '"' {
+		typ = decodeJSONString(s[v:end])
+	}
+	w := srWriter{s: s, dst: dst}
+	var seen [2]bool // the first member of each name is the one read
+	first := func(k, name string, slot int) bool {
+		if seen[slot] || !keyIs(k, name) {
+			return false
+		}
+		seen[slot] = true
+		return true
+	}
+	it := iterAt(s, i)
+	for k, v, ok := it.next(); ok; k, v, ok = it.next() {
+		switch {
+		case typ == "list" && first(k, "items", 0) && s[v] == '[':
+			it.skipTo(w.eachValue(v, (*srWriter).stringify))
+		case typ == "table" && first(k, "headers", 0) && s[v] == '[':
+			it.skipTo(w.eachValue(v, (*srWriter).stringify))
+		case typ == "table" && first(k, "rows", 1) && s[v] == '[':
+			it.skipTo(w.eachValue(v, (*srWriter).row))
+		case typ == "key_value" && first(k, "entries", 0) && s[v] == '[':
+			it.skipTo(w.eachValue(v, (*srWriter).entry))
 		}
 	}
-	eachIndex := func(arr gjson.Result, fn func(i int, v gjson.Result)) {
-		i := 0
-		arr.ForEach(func(_, v gjson.Result) bool {
-			fn(i, v)
-			i++
-			return true
-		})
+	if !w.changed {
+		return dst, false
 	}
-	switch sr.Get("type").Str {
-	case "list":
-		if items := sr.Get("items"); items.IsArray() {
-			eachIndex(items, func(i int, v gjson.Result) { collect("items."+strconv.Itoa(i), v) })
+	return append(w.dst, s[w.last:]...), true
+}
+
+// srWriter copies a structured_result, replacing values as it goes: dst
+// holds s up to last, with the replacements made so far.
+type srWriter struct {
+	s       string
+	dst     []byte
+	last    int
+	changed bool
+}
+
+// eachValue calls fn with the bounds of each value of the array at a and
+// returns where the array ends.
+func (w *srWriter) eachValue(a int, fn func(w *srWriter, v, end int)) int {
+	ai := iterAt(w.s, a)
+	for _, v, ok := ai.next(); ok; _, v, ok = ai.next() {
+		end := walkValue(w.s, v)
+		fn(w, v, end)
+		ai.skipTo(end)
+	}
+	return ai.i
+}
+
+// stringify replaces the value at s[v:end], unless it is a string, by its
+// text (SPEC 4.1), written the way sjson writes a string.
+func (w *srWriter) stringify(v, end int) {
+	if w.s[v] == '"' {
+		return
+	}
+	w.dst = append(w.dst, w.s[w.last:v]...)
+	w.dst = appendSJSONString(w.dst, valueAsString(gjson.Parse(w.s[v:end])))
+	w.last, w.changed = end, true
+}
+
+// row stringifies the cells of a table row, when it is an array.
+func (w *srWriter) row(v, _ int) {
+	if w.s[v] == '[' {
+		w.eachValue(v, (*srWriter).stringify)
+	}
+}
+
+// entry stringifies the key and value of a key_value entry, when it is an
+// object: the first member of each name.
+func (w *srWriter) entry(v, _ int) {
+	if w.s[v] != '{' {
+		return
+	}
+	var seenKey, seenValue bool
+	it := iterAt(w.s, v)
+	for k, m, ok := it.next(); ok; k, m, ok = it.next() {
+		switch {
+		case !seenKey && keyIs(k, "key"):
+			seenKey = true
+		case !seenValue && keyIs(k, "value"):
+			seenValue = true
+		default:
+			continue
 		}
-	case "table":
-		if h := sr.Get("headers"); h.IsArray() {
-			eachIndex(h, func(i int, v gjson.Result) { collect("headers."+strconv.Itoa(i), v) })
-		}
-		if rows := sr.Get("rows"); rows.IsArray() {
-			eachIndex(rows, func(i int, row gjson.Result) {
-				if row.IsArray() {
-					eachIndex(row, func(j int, v gjson.Result) {
-						collect("rows."+strconv.Itoa(i)+"."+strconv.Itoa(j), v)
-					})
-				}
-			})
-		}
-	case "key_value":
-		if entries := sr.Get("entries"); entries.IsArray() {
-			eachIndex(entries, func(i int, e gjson.Result) {
-				if e.IsObject() {
-					p := "entries." + strconv.Itoa(i) + "."
-					collect(p+"key", e.Get("key"))
-					collect(p+"value", e.Get("value"))
-				}
-			})
+		end := walkValue(w.s, m)
+		w.stringify(m, end)
+		it.skipTo(end)
+	}
+}
+
+// keyIs reports whether the raw key k (as it lies between its quotes)
+// names key.
+func keyIs(k, key string) bool {
+	if strings.IndexByte(k, '\\') < 0 {
+		return k == key
+	}
+	return decodeJSONString(`"`+k+`"`) == key
+}
+
+// walkMember returns the bounds of the value of the first member named key
+// of the object at s[i], in a valid document.
+func walkMember(s string, i int, key string) (v, end int, ok bool) {
+	it := iterAt(s, i)
+	for k, v, more := it.next(); more; k, v, more = it.next() {
+		if keyIs(k, key) {
+			return v, walkValue(s, v), true
 		}
 	}
-	if len(paths) == 0 {
-		return raw
-	}
-	out := append([]byte(nil), raw...)
-	for i, p := range paths {
-		next, err := sjson.SetBytes(out, p, valueAsString(vals[i]))
-		if err != nil {
-			return raw
-		}
-		out = next
-	}
-	return out
+	return 0, 0, false
 }
 
 // jsonEqual reports whether two JSON texts hold the same value (numbers by

@@ -18,18 +18,51 @@ import (
 // prompt_trimmed_to (the smaller number wins). Keys keep the position where
 // they were first seen, so the output reads like the input.
 //
+// A Meta is bounded (SPEC 8.1): its JSON never grows past its byte limit
+// (max_meta_bytes, DefaultMaxMetaBytes unless Limit says otherwise) and
+// tools_used holds at most MaxMetaTools names. What would cross a bound is
+// dropped whole (a key with its value, a tool name), and the first drop is
+// reported as ReasonMetaTooLarge. Values are kept compact and in valid
+// UTF-8, and counted at the size AppendJSON writes them (a
+// structured_result made text-safe as it is written), so the bound is on
+// the bytes that go out. Look-ups of keys and tool names are
+// by map once there are more than a few, so that no number of keys or names
+// makes merging quadratic.
+//
 // The zero value is an empty Meta ready to use. A Meta that holds tool
 // names must not be copied: the copies would share the memory the names
 // are kept in (toolText).
 type Meta struct {
 	keys []string // first-seen order, tools_used and prompt_trimmed_to included
-	vals [][]byte // raw JSON per key; nil for the two special keys
+	vals [][]byte // JSON per key, compact, valid UTF-8; nil for the two special keys
+	kidx map[string]int32
 
 	tools      []string
 	toolText   []byte // the tool names, comma-joined; tools are read-only views of it
+	tidx       map[string]struct{}
+	toolCtl    bool // a tool name holds a control character (ToolsPlaceholder)
 	trimmed    int64
 	hasTrimmed bool
+
+	valBytes  int // JSON of the members with a value, a comma each
+	toolBytes int // JSON of the tool names, a comma each
+	nvals     int // members with a value
+	srLen     int // written length of structured_result's value
+
+	max    int          // byte bound; 0: DefaultMaxMetaBytes
+	warn   func(string) // told of the first drop
+	warned bool
 }
+
+// DefaultMaxMetaBytes is max_meta_bytes' default (SPEC 1).
+const DefaultMaxMetaBytes = 256 << 10
+
+// MaxMetaTools is the most names tools_used keeps (SPEC 8.1).
+const MaxMetaTools = 256
+
+// indexAfter is the number of keys or tool names past which a Meta looks
+// them up in a map: below it a scan of a few strings is cheaper.
+const indexAfter = 8
 
 // metaStore is the first storage of a Meta, taken in one allocation: room
 // for the usual few keys, tool names and their text, rather than three
@@ -52,30 +85,77 @@ const (
 	KeyHustle = "hustle"
 )
 
-// Reset empties m, keeping its storage.
+// Limit sets the bound on m's JSON in bytes (maxBytes <= 0: the default)
+// and the function told, once, when something is dropped for crossing it
+// (nil: nobody). It applies to what is added from then on.
+func (m *Meta) Limit(maxBytes int, warn func(reason string)) {
+	m.max = maxBytes
+	m.warn = warn
+}
+
+// MaxBytes is m's byte bound.
+func (m *Meta) MaxBytes() int {
+	if m.max <= 0 {
+		return DefaultMaxMetaBytes
+	}
+	return m.max
+}
+
+// Reset empties m, keeping its storage and its limit.
 func (m *Meta) Reset() {
 	m.keys = m.keys[:0]
 	m.vals = m.vals[:0]
+	clear(m.kidx)
 	m.tools = m.tools[:0]
 	m.toolText = nil // strings handed out (Tools, ToolsJoined) still read it
+	clear(m.tidx)
+	m.toolCtl = false
 	m.trimmed, m.hasTrimmed = 0, false
+	m.valBytes, m.toolBytes, m.nvals, m.srLen = 0, 0, 0, 0
+	m.warned = false
 }
 
 // Empty reports whether m has nothing to say.
-func (m *Meta) Empty() bool {
-	return len(m.vals) == 0 || (len(m.tools) == 0 && !m.hasTrimmed && m.onlySpecialKeys())
+func (m *Meta) Empty() bool { return m.nvals == 0 && len(m.tools) == 0 && !m.hasTrimmed }
+
+// Size is the length of m's JSON, or a little more (a comma per member).
+func (m *Meta) Size() int {
+	n := 2 + m.valBytes
+	if len(m.tools) > 0 {
+		n += len(`"tools_used":[],`) + m.toolBytes
+	}
+	if m.hasTrimmed {
+		n += len(`"prompt_trimmed_to":,`) + int64Len(m.trimmed)
+	}
+	return n
 }
 
-func (m *Meta) onlySpecialKeys() bool {
-	for _, v := range m.vals {
-		if v != nil {
-			return false
+// fits reports whether m can grow by n bytes of JSON; when it cannot, the
+// drop is reported (once).
+func (m *Meta) fits(n int) bool {
+	if n <= 0 || m.Size()+n <= m.MaxBytes() {
+		return true
+	}
+	m.dropped()
+	return false
+}
+
+func (m *Meta) dropped() {
+	if !m.warned {
+		m.warned = true
+		if m.warn != nil {
+			m.warn(ReasonMetaTooLarge)
 		}
 	}
-	return true
 }
 
 func (m *Meta) index(key string) int {
+	if m.kidx != nil {
+		if i, ok := m.kidx[key]; ok {
+			return int(i)
+		}
+		return -1
+	}
 	for i, k := range m.keys {
 		if k == key {
 			return i
@@ -96,9 +176,20 @@ func (m *Meta) touch(key string) int {
 	// Keys and names often come from gjson look-ups on a caller's buffer
 	// (unsafeString): copy them, since m outlives that buffer (the module's
 	// own keys are constants and need no copy).
-	m.keys = append(m.keys, ownKey(key))
+	k := ownKey(key)
+	m.keys = append(m.keys, k)
 	m.vals = append(m.vals, nil)
-	return len(m.keys) - 1
+	i := len(m.keys) - 1
+	switch {
+	case m.kidx != nil:
+		m.kidx[k] = int32(i)
+	case len(m.keys) > indexAfter:
+		m.kidx = make(map[string]int32, 2*len(m.keys))
+		for j, k := range m.keys {
+			m.kidx[k] = int32(j)
+		}
+	}
+	return i
 }
 
 // ownKey returns key in memory of its own: the constant for the keys the
@@ -119,15 +210,38 @@ func ownKey(key string) string {
 	return strings.Clone(key)
 }
 
-// AddTool adds one tool name to tools_used, once, ignoring empty names.
-func (m *Meta) AddTool(name string) {
-	if name == "" {
-		return
+// HasTool reports whether tools_used holds name.
+func (m *Meta) HasTool(name string) bool {
+	if m.tidx != nil {
+		_, ok := m.tidx[name]
+		return ok
 	}
 	for _, t := range m.tools {
 		if t == name {
-			return
+			return true
 		}
+	}
+	return false
+}
+
+// AddTool adds one tool name to tools_used, once, ignoring empty names. A
+// name past MaxMetaTools, or one that would take m past its byte bound, is
+// dropped. name is copied.
+func (m *Meta) AddTool(name string) {
+	if name == "" || m.HasTool(name) {
+		return
+	}
+	if len(m.tools) >= MaxMetaTools {
+		m.dropped()
+		return
+	}
+	n := jsonStringLen(name) + 1 // the name and its comma
+	grow := n
+	if len(m.tools) == 0 {
+		grow += len(`"tools_used":[],`)
+	}
+	if !m.fits(grow) {
+		return
 	}
 	m.touch(keyTools)
 	// The names are kept as one comma-joined text (what the tools_used
@@ -141,7 +255,19 @@ func (m *Meta) AddTool(name string) {
 		start++
 	}
 	m.toolText = append(m.toolText, name...)
-	m.tools = append(m.tools, unsafe.String(&m.toolText[start], len(name)))
+	t := unsafe.String(&m.toolText[start], len(name))
+	m.tools = append(m.tools, t)
+	m.toolBytes += n
+	m.toolCtl = m.toolCtl || hasControl(name)
+	switch {
+	case m.tidx != nil:
+		m.tidx[t] = struct{}{}
+	case len(m.tools) > indexAfter:
+		m.tidx = make(map[string]struct{}, 2*len(m.tools))
+		for _, t := range m.tools {
+			m.tidx[t] = struct{}{}
+		}
+	}
 }
 
 // Tools returns tools_used in first-seen order. The slice is m's own.
@@ -156,9 +282,21 @@ func (m *Meta) ToolsJoined() string {
 	return unsafe.String(unsafe.SliceData(m.toolText), len(m.toolText))
 }
 
+// ToolsPlaceholder is ToolsJoined made safe for a header or a log field
+// (SPEC 8.1): control characters replaced by a space.
+func (m *Meta) ToolsPlaceholder() string {
+	if !m.toolCtl {
+		return m.ToolsJoined()
+	}
+	return string(appendClean(nil, m.ToolsJoined()))
+}
+
 // SetTrimmed records prompt_trimmed_to; the smaller of two values wins.
 func (m *Meta) SetTrimmed(n int64) {
 	if m.hasTrimmed && m.trimmed <= n {
+		return
+	}
+	if !m.hasTrimmed && !m.fits(len(`"prompt_trimmed_to":,`)+int64Len(n)) {
 		return
 	}
 	m.touch(keyTrimmed)
@@ -169,11 +307,12 @@ func (m *Meta) SetTrimmed(n int64) {
 func (m *Meta) Trimmed() (int64, bool) { return m.trimmed, m.hasTrimmed }
 
 // Set stores raw JSON under key (later wins). The two special keys are merged
-// by their own rule instead. raw is copied.
+// by their own rule instead. raw is copied. A value that would take m past
+// its byte bound is dropped (an earlier value of the key stays).
 func (m *Meta) Set(key string, raw []byte) {
 	switch key {
 	case keyTools:
-		gjson.ParseBytes(raw).ForEach(func(_, v gjson.Result) bool {
+		gjson.Parse(unsafeString(raw)).ForEach(func(_, v gjson.Result) bool {
 			if v.Type == gjson.String {
 				m.AddTool(v.Str)
 			}
@@ -181,17 +320,97 @@ func (m *Meta) Set(key string, raw []byte) {
 		})
 		return
 	case keyTrimmed:
-		if v := gjson.ParseBytes(raw); v.Type == gjson.Number {
+		if v := gjson.Parse(unsafeString(raw)); v.Type == gjson.Number {
 			m.SetTrimmed(int64(v.Num))
 		}
 		return
 	}
-	i := m.touch(key)
-	m.vals[i] = append([]byte(nil), raw...)
+	if !utf8.ValidString(key) {
+		// Written out in valid UTF-8, the key is the same key as the one
+		// spelt that way: one member, not two that read alike.
+		key = strings.ToValidUTF8(key, "\uFFFD")
+	}
+	out := metaValue(raw)
+	m.setValue(key, out, !sameMemory(out, raw))
 }
 
-// Get returns the raw JSON stored under key, or nil. It does not answer for
-// tools_used and prompt_trimmed_to; use Tools and Trimmed.
+// setValue stores val, already in its stored form, under key: val itself
+// when owned (m's own memory), else a copy, made only once it fits.
+func (m *Meta) setValue(key string, val []byte, owned bool) {
+	if len(val) == 0 {
+		return // not a JSON value
+	}
+	out := writtenLen(key, val)
+	member := jsonStringLen(key) + 2 + out // "key":val,
+	old := 0
+	i := m.index(key)
+	if i >= 0 && m.vals[i] != nil {
+		old = jsonStringLen(key) + 2 + m.valLen(key, i)
+	}
+	if !m.fits(member - old) {
+		return
+	}
+	if i < 0 {
+		i = m.touch(key)
+	}
+	if m.vals[i] == nil {
+		m.nvals++
+	}
+	switch {
+	case owned:
+	case cap(m.vals[i]) >= len(val):
+		// A key set again (one key repeated a million times): its
+		// memory is used again rather than a copy made per value.
+		val = append(m.vals[i][:0], val...)
+	default:
+		val = append([]byte(nil), val...)
+	}
+	m.vals[i] = val
+	if key == KeyStructuredResult {
+		m.srLen = out
+	}
+	m.valBytes += member - old
+}
+
+// valLen is the written length of the value of key i.
+func (m *Meta) valLen(key string, i int) int {
+	if key == KeyStructuredResult {
+		return m.srLen
+	}
+	return len(m.vals[i])
+}
+
+// writtenLen is the length of what AppendJSON writes for the stored value
+// val of key: val itself, except a structured_result made text-safe.
+func writtenLen(key string, val []byte) int {
+	if key == KeyStructuredResult {
+		if out, changed := appendStructuredResult(nil, val); changed {
+			return len(out)
+		}
+	}
+	return len(val)
+}
+
+// metaValue is raw as it is stored: white space between tokens removed so
+// that meta events stay one line, invalid UTF-8 as U+FFFD. It is raw itself
+// when nothing changes. (A structured_result is made text-safe as it is
+// written out, so that Get answers what came.)
+func metaValue(raw []byte) []byte {
+	v := compactJSON(raw)
+	if !utf8.Valid(v) {
+		v = bytes.ToValidUTF8(v, replacementChar)
+	}
+	return v
+}
+
+// sameMemory reports whether a and b start at the same byte.
+func sameMemory(a, b []byte) bool {
+	return len(a) > 0 && len(b) > 0 && &a[0] == &b[0]
+}
+
+// Get returns the JSON stored under key, or nil: m's own bytes, valid until
+// key is set again. It does not answer for tools_used and
+// prompt_trimmed_to; use Tools and Trimmed.
 func (m *Meta) Get(key string) []byte {
 	if i := m.index(key); i >= 0 {
 		return m.vals[i]
@@ -213,8 +432,9 @@ func (m *Meta) Has(key string) bool {
 // MergeJSON merges a JSON object into m. It reports false, merging nothing,
 // when raw is not an object.
 func (m *Meta) MergeJSON(raw []byte) bool {
-	v := gjson.ParseBytes(raw)
-	if !v.IsObject() || !ValidJSON(unsafeString(raw)) {
+	s := unsafeString(raw)
+	v := gjson.Parse(s)
+	if !v.IsObject() || !ValidJSON(s) {
 		return false
 	}
 	m.mergeResult(v)
@@ -224,7 +444,7 @@ func (m *Meta) MergeJSON(raw []byte) bool {
 // MergeResult is MergeJSON for an already parsed value.
 func (m *Meta) mergeResult(v gjson.Result) {
 	v.ForEach(func(k, val gjson.Result) bool {
-		m.Set(k.Str, []byte(val.Raw))
+		m.Set(k.Str, unsafeBytes(val.Raw))
 		return true
 	})
 }
@@ -243,7 +463,7 @@ func (m *Meta) Merge(o *Meta) {
 			}
 		default:
 			if o.vals[i] != nil {
-				m.Set(k, o.vals[i])
+				m.setValue(k, o.vals[i], false) // already in its stored form
 			}
 		}
 	}
@@ -255,7 +475,6 @@ func (m *Meta) AppendJSON(dst []byte) []byte {
 	dst = append(dst, '{')
 	first := true
 	for i, k := range m.keys {
-		var val []byte
 		switch k {
 		case keyTools:
 			if len(m.tools) == 0 {
@@ -268,10 +487,6 @@ func (m *Meta) AppendJSON(dst []byte) []byte {
 		default:
 			if m.vals[i] == nil {
 				continue
-			}
-			val = m.vals[i]
-			if k == KeyStructuredResult {
-				val = StringifyStructuredResult(val)
 			}
 		}
 		if !first {
@@ -292,45 +507,39 @@ func (m *Meta) AppendJSON(dst []byte) []byte {
 			dst = append(dst, ']')
 		case keyTrimmed:
 			dst = strconv.AppendInt(dst, m.trimmed, 10)
+		case KeyStructuredResult:
+			var changed bool
+			if dst, changed = appendStructuredResult(dst, m.vals[i]); !changed {
+				dst = append(dst, m.vals[i]...)
+			}
 		default:
-			dst = appendValidUTF8(dst, compactJSON(val))
+			dst = append(dst, m.vals[i]...)
 		}
 	}
 	return append(dst, '}')
 }
 
-// appendValidUTF8 appends a JSON value that came from upstream with any
-// invalid UTF-8 in it (which can only sit inside its strings) replaced by
-// U+FFFD, as appendJSONString does for the module's own strings: the meta
-// goes into events and answers the module writes itself.
-func appendValidUTF8(dst, raw []byte) []byte {
-	if utf8.Valid(raw) {
-		return append(dst, raw...)
-	}
-	return append(dst, bytes.ToValidUTF8(raw, []byte("\uFFFD"))...)
-}
-
 // JSON returns m as a compact JSON object.
 func (m *Meta) JSON() []byte { return m.AppendJSON(make([]byte, 0, m.sizeHint())) }
 
-// sizeHint is about the length of m's JSON (escapes and the rewriting of
-// structured_result aside), so that JSON allocates once.
-func (m *Meta) sizeHint() int {
-	n := 2
-	for i, k := range m.keys {
-		n += len(k) + 4
-		switch k {
-		case keyTools:
-			for _, t := range m.tools {
-				n += len(t) + 3
-			}
-		case keyTrimmed:
-			n += 20
-		default:
-			n += len(m.vals[i])
+// sizeHint is the length of m's JSON, so that JSON allocates once.
+func (m *Meta) sizeHint() int { return m.Size() }
+
+// int64Len is the number of bytes strconv writes for n.
+func int64Len(n int64) int {
+	l := 1
+	if n < 0 {
+		l++
+		if n == -1<<63 {
+			return 20
 		}
+		n = -n
 	}
-	return n
+	for n >= 10 {
+		n /= 10
+		l++
+	}
+	return l
 }
 
 // compactJSON removes insignificant white space, so that meta events stay one line.

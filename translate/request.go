@@ -3,6 +3,7 @@ package translate
 import (
 	"bytes"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -83,6 +84,7 @@ func RewriteRequest(body []byte, opts RequestOptions) (res RequestResult, ok boo
 	var values [3]gjson.Result
 	var stream bool
 	var streamOptions gjson.Result
+	var model gjson.Result
 	root.ForEach(func(k, v gjson.Result) bool {
 		for i, f := range requestFlags {
 			if k.Str == f {
@@ -93,7 +95,7 @@ func RewriteRequest(body []byte, opts RequestOptions) (res RequestResult, ok boo
 		switch k.Str {
 		case "model":
 			if v.Type == gjson.String {
-				res.Model = strings.Clone(v.Str) // s is the caller's buffer
+				model = v // the last copy, cloned once below
 			}
 		case "stream":
 			stream = v.Type == gjson.True
@@ -102,19 +104,16 @@ func RewriteRequest(body []byte, opts RequestOptions) (res RequestResult, ok boo
 		}
 		return true
 	})
+	if model.Exists() {
+		res.Model = strings.Clone(model.Str) // s is the caller's buffer
+	}
 	res.RunOnce = values[0].Type == gjson.True || values[1].Type == gjson.True
 	wantStructured := values[2].Type == gjson.True
-	for i, n := range present {
-		for ; n > 0; n-- {
-			if !res.Changed {
-				res.Body = copyBytes(body)
-				res.Changed = true
-			}
-			next, err := sjson.DeleteBytes(res.Body, requestFlags[i])
-			if err != nil {
-				break
-			}
-			res.Body = next
+	if present != [3]int{} {
+		// Every copy of every flag, in one pass (deleting them one at a
+		// time would copy the body once per copy).
+		if next, removed := removeMembers(s, func(k string) bool { return isRequestFlag(k) }); removed {
+			res.Body, res.Changed = next, true
 		}
 	}
 	if opts.Kind != RequestChat {
@@ -146,6 +145,124 @@ func askStreamUsage(body []byte, streamOptions gjson.Result) ([]byte, error) {
 		return sjson.SetRawBytes(body, "stream_options", []byte(`{"include_usage":true}`))
 	}
 	return sjson.SetBytes(body, "stream_options.include_usage", true)
+}
+
+func isRequestFlag(k string) bool {
+	for _, f := range requestFlags {
+		if k == f {
+			return true
+		}
+	}
+	return false
+}
+
+// removeMembers returns the JSON object s (valid) without the top-level
+// members whose key drop names, every other byte kept, in one pass over s
+// whatever the number of members removed. A member goes with the comma
+// before it (or, when it comes first, the one after it). removed is false,
+// and out nil, when there was none.
+func removeMembers(s string, drop func(key string) bool) (out []byte, removed bool) {
+	i := walkSpace(s, 0)
+	if i >= len(s) || s[i] != '{' {
+		return nil, false
+	}
+	i++
+	last := 0  // s[:last] is settled: in out, or cut
+	kept := -1 // end of the last member kept, -1 before any
+	for {
+		i = walkSpace(s, i)
+		if i >= len(s) || s[i] == '}' {
+			break
+		}
+		if s[i] == ',' {
+			i = walkSpace(s, i+1)
+		}
+		ks := i
+		ke := walkString(s, ks)
+		vs := walkSpace(s, walkSpace(s, ke)+1) // past ':'
+		ve := walkValue(s, vs)
+		i = ve
+		k := s[ks+1 : ke-1]
+		if strings.IndexByte(k, '\\') >= 0 {
+			k = decodeJSONString(s[ks:ke])
+		}
+		if !drop(k) {
+			kept = ve
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(s))
+		}
+		removed = true
+		if kept >= 0 {
+			// Cut from the end of the last member kept: the comma goes.
+			if last < kept {
+				out = append(out, s[last:kept]...)
+			}
+			last = ve
+			continue
+		}
+		// The first member so far: cut up to the next one's key.
+		out = append(out, s[last:ks]...)
+		j := walkSpace(s, ve)
+		if j < len(s) && s[j] == ',' {
+			ve = walkSpace(s, j+1)
+		}
+		last, i = ve, ve
+	}
+	if !removed {
+		return nil, false
+	}
+	return append(out, s[last:]...), true
+}
+
+// RemoveKeys returns body (a valid JSON object) without the top-level
+// members named by keys, every copy of each, in one pass; body itself when
+// there is none.
+func RemoveKeys(body []byte, keys []string) []byte {
+	if out, removed := removeMembers(unsafeString(body), func(k string) bool { return slices.Contains(keys, k) }); removed {
+		return out
+	}
+	return body
+}
+
+// KeepLastCopies returns body (a JSON object) where each of keys that is
+// given more than once at the top level keeps only its last copy, as
+// JavaScript's JSON.parse reads it; body itself when none is repeated or it
+// is not a valid object. One pass to count, one to remove, whatever the
+// number of copies.
+func KeepLastCopies(body []byte, keys []string) []byte {
+	s := unsafeString(body)
+	root, ok := jsonObject(s)
+	if !ok {
+		return body
+	}
+	var count map[string]int
+	root.ForEach(func(k, _ gjson.Result) bool {
+		if slices.Contains(keys, k.Str) {
+			if count == nil {
+				count = make(map[string]int, len(keys))
+			}
+			count[k.Str]++
+		}
+		return true
+	})
+	repeated := false
+	for _, n := range count {
+		repeated = repeated || n > 1
+	}
+	if !repeated {
+		return body
+	}
+	out, _ := removeMembers(s, func(k string) bool {
+		n, ok := count[k]
+		if !ok || n <= 1 {
+			return false
+		}
+		count[k] = n - 1 // drop every copy but the last
+		return true
+	})
+	return out
 }
 
 // modelMatches reports whether model matches one of the globs.

@@ -46,6 +46,9 @@ func (r *SSERewriter) endSpliced(term []byte, path string) {
 		r.opts.Stats.FinalMeta++
 	}
 	r.emitOwn(buf)
+	// It ends as the upstream's event ended: an LF completing its CRLF in
+	// the next write follows it.
+	r.lastRaw = true
 }
 
 // offsetIn returns where b starts inside outer's memory, or -1.

@@ -14,6 +14,16 @@ type SSEHandler interface {
 	Oversize(p []byte, first bool)
 }
 
+// SSETailHandler is an SSEHandler that also takes the LF of a CRLF whose CR
+// ended an event at the end of one Feed and whose LF starts the next (SPEC
+// 8.1, "line endings stay whole"): it belongs to the event before, and
+// EventTail gets it as soon as it arrives. A handler without EventTail
+// gets it at the front of the next event's bytes.
+type SSETailHandler interface {
+	SSEHandler
+	EventTail(lf []byte)
+}
+
 // SSESplitter cuts a text/event-stream body into events by the WHATWG rules:
 // lines end in CRLF, LF or CR (a CRLF split across two writes included), and
 // a blank line ends an event. It keeps each event's bytes exactly and carries
@@ -27,6 +37,7 @@ type SSESplitter struct {
 	buf      []byte // bytes of the event being read
 	lineLen  int    // bytes of the current line so far, terminator excluded
 	skipLF   bool   // the last byte was CR: a LF right after it is part of it
+	eventCR  bool   // that CR ended an event: its LF is the event's tail
 	oversize bool   // the current event outgrew Max and is being passed on
 }
 
@@ -36,8 +47,19 @@ func NewSSESplitter(max int) *SSESplitter { return &SSESplitter{Max: max} }
 // Feed splits p, calling h for every event it completes. Events that lie
 // wholly inside p are handed over without a copy.
 func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
+	if len(p) == 0 {
+		return // an empty write changes nothing (a LF may still come)
+	}
 	start := 0 // first byte of p not yet handed on or buffered
 	i := 0
+	if s.eventCR {
+		s.eventCR = false
+		if th, ok := h.(SSETailHandler); ok && p[0] == '\n' {
+			s.skipLF = false
+			th.EventTail(p[:1])
+			start, i = 1, 1
+		}
+	}
 	eol := eolFinder{b: p, nl: -2}
 	for i < len(p) {
 		if s.skipLF {
@@ -70,6 +92,7 @@ func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
 			continue
 		}
 		// A blank line: the event is complete.
+		s.eventCR = s.skipLF // it ended on a CR that ends p: its LF may follow
 		switch {
 		case s.oversize:
 			h.Oversize(p[start:i], false)
@@ -85,7 +108,7 @@ func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
 			h.Oversize(p[start:i], false)
 			s.buf = s.buf[:0]
 		default:
-			s.buf = append(s.buf, p[start:i]...)
+			s.buf = appendBounded(s.buf, p[start:i], s.Max)
 			h.Event(s.buf)
 			s.buf = s.buf[:0]
 		}
@@ -93,6 +116,11 @@ func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
 	}
 	s.keep(p[start:], h)
 }
+
+// AwaitingLF reports whether the last event handed on (or being handed on)
+// ended with a CR that was the last byte fed: a LF may still come, at the
+// start of the next Feed, to complete its line break.
+func (s *SSESplitter) AwaitingLF() bool { return s.eventCR }
 
 // keep holds the unfinished tail of an event, or passes it on once the event
 // is too large to hold.
@@ -115,7 +143,7 @@ func (s *SSESplitter) keep(rest []byte, h SSEHandler) {
 		s.oversize = true
 		return
 	}
-	s.buf = append(s.buf, rest...)
+	s.buf = appendBounded(s.buf, rest, s.Max)
 }
 
 // Close ends the stream: an unterminated last event is handed on as an event
@@ -139,6 +167,7 @@ func (s *SSESplitter) reset() {
 	s.buf = s.buf[:0]
 	s.lineLen = 0
 	s.skipLF = false
+	s.eventCR = false
 	s.oversize = false
 }
 
@@ -213,6 +242,11 @@ func EventData(raw, scratch []byte) (data []byte, ok bool, scratchOut []byte) {
 		case 0:
 			data = value
 		case 1:
+			if cap(scratch) < len(raw) {
+				// The joined data is never longer than the event: room
+				// for all of it at once, and no more.
+				scratch = make([]byte, 0, len(raw))
+			}
 			scratch = append(append(append(scratch[:0], data...), '\n'), value...)
 			data = scratch
 		default:

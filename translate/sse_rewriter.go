@@ -45,6 +45,9 @@ type SSEOptions struct {
 	// ending is written: what it adds to the record reaches the meta.
 	// Every event before the end has been written to out by then.
 	BeforeEnd func(*Reply)
+	// MaxMeta is max_meta_bytes, the bound of the meta collected (0: the
+	// default, SPEC 8.1).
+	MaxMeta int
 }
 
 // SSERewriter forwards an event stream (SPEC 4.3, 4.4, 4.5) and reads it
@@ -75,6 +78,13 @@ type SSERewriter struct {
 	finished bool // the ending has been written (or skipped)
 	err      error
 
+	// Line endings stay whole (SPEC 8.1): lastRaw is set when the last
+	// event went out as its own bytes, so that the LF completing its CRLF
+	// in the next write follows it (EventTail); dropLF when the module
+	// completed that CRLF itself before writing an event of its own.
+	lastRaw bool
+	dropLF  bool
+
 	// The last bytes written to out (tail[3-ntail:]), to start our own
 	// events on a fresh event when the upstream's last one is unterminated.
 	tail  [3]byte
@@ -90,6 +100,7 @@ func NewSSERewriter(out io.Writer, opts SSEOptions, meta *Meta) *SSERewriter {
 	if r.reply == nil {
 		r.reply = &r.own
 	}
+	r.reply.Meta.Limit(opts.MaxMeta, opts.Warn)
 	if meta != nil {
 		r.reply.Meta.Merge(meta)
 	}
@@ -162,6 +173,7 @@ type eventDialect interface {
 
 // Event implements SSEHandler.
 func (r *SSERewriter) Event(raw []byte) {
+	r.lastRaw, r.dropLF = false, false
 	if r.opts.Stats != nil {
 		r.opts.Stats.Events++
 	}
@@ -283,8 +295,20 @@ func startsObject(data []byte) bool {
 	return false
 }
 
+// EventTail implements SSETailHandler: the LF of the last event's CRLF,
+// which came in this write. It follows the event when the event went out
+// as it came; it goes with the event when the event was withheld or
+// replaced, or when the module already completed the CRLF.
+func (r *SSERewriter) EventTail(lf []byte) {
+	if r.lastRaw && !r.dropLF {
+		r.emit(lf)
+	}
+	r.dropLF = false
+}
+
 // Oversize implements SSEHandler: a huge event passes as it arrives.
 func (r *SSERewriter) Oversize(p []byte, first bool) {
+	r.lastRaw, r.dropLF = true, false
 	if first {
 		if r.opts.Stats != nil {
 			r.opts.Stats.Events++
@@ -426,6 +450,13 @@ func onlyKey(s, key string) bool {
 // an event of ours never runs into the upstream's.
 func (r *SSERewriter) ownBuf() []byte {
 	r.flushPending()
+	if r.lastRaw && r.split.AwaitingLF() && !r.dropLF {
+		// The last event went out ending in a CR whose LF has not come
+		// yet: complete the CRLF here, so that nothing of ours lands
+		// between the two, and drop the LF when it comes.
+		r.dropLF = true
+		return append(r.wbuf[:0], '\n')
+	}
 	return append(r.wbuf[:0], r.openEventEnd()...)
 }
 
@@ -463,6 +494,7 @@ func (r *SSERewriter) emitOwn(b []byte) {
 // emit queues an untouched event. Events that follow each other in the
 // caller's buffer are written together; anything else goes out at once.
 func (r *SSERewriter) emit(b []byte) {
+	r.lastRaw = true
 	if !within(r.in, b) {
 		r.emitCopy(b) // the splitter's own buffer, reused right after
 		return
@@ -476,7 +508,11 @@ func (r *SSERewriter) emit(b []byte) {
 }
 
 // emitCopy writes b now: it lives in a buffer that is about to be reused.
+// b is upstream bytes as they came (an LF completing its CRLF follows).
 func (r *SSERewriter) emitCopy(b []byte) {
+	if len(b) > 0 {
+		r.lastRaw = true
+	}
 	r.flushPending()
 	r.write(b)
 }

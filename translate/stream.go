@@ -19,6 +19,9 @@ type Stats struct {
 const (
 	ReasonEventTooLarge      = "event_too_large"
 	ReasonStructuredUnparsed = "structured_unparsed"
+	// ReasonMetaTooLarge: something was dropped from a reply's meta to
+	// keep it within max_meta_bytes or MaxMetaTools (SPEC 8.1).
+	ReasonMetaTooLarge = "meta_too_large"
 )
 
 // ConvertOptions configure the stream converters of SPEC 5.
@@ -40,6 +43,11 @@ type ConvertOptions struct {
 	// same record). Without it, the converter writes its meta as a
 	// data: {"meta":…} event before [DONE], for a client of its own.
 	Reply *Reply
+	// Warn, when set, is told of each fallback by a short reason code.
+	Warn func(reason string)
+	// MaxMeta is max_meta_bytes, the bound of the meta collected (0: the
+	// default, SPEC 8.1).
+	MaxMeta int
 }
 
 // NewChatID returns a fresh chat-completion id, "chatcmpl-" and 24 hex digits.

@@ -410,7 +410,7 @@ func (d *ReplyStream) capture(s string) {
 		d.over, d.raw = true, nil
 		return
 	}
-	d.raw = append(d.raw, s...)
+	d.raw = appendBounded(d.raw, unsafeBytes(s), d.maxBytes)
 }
 
 // Metadata returns the structured_metadata of the whole content (as

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"math"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
@@ -31,87 +32,66 @@ import (
 // When nothing removable is left and the prompt still does not fit, what is
 // left is sent: the removals made stand and are reported.
 
-// trimMsg is one message as trimming sees it.
+// trimMsg is one message as trimming sees it: a few words, whatever the
+// message holds, so that a body of a million tiny messages costs memory in
+// proportion to its bytes, not to a parse tree of them.
 type trimMsg struct {
-	raw    string
-	role   string
-	callID string // tool_call_id of a tool message
-	size   int
-	unit   int // -1: never removed (system, developer); -2: not yet grouped
+	size  int   // its own size; for the first message of a unit, the unit's
+	owner int32 // index of the first message of its unit; -1: never removed
+	role  uint8
 }
+
+// Roles as trimming tells them apart.
+const (
+	roleOther    uint8 = iota // user, plain assistant, anything else
+	roleKept                  // system, developer: never removed
+	roleCalls                 // assistant with tool_calls
+	roleFuncCall              // assistant with function_call (and no tool_calls)
+	roleTool                  // tool
+	roleFunction              // function
+	roleRemoved  uint8 = 0x80 // set on the first message of a removed unit
+)
 
 // TrimPrompt trims a chat request body's messages to maxChars code points
 // (SPEC 3.1). When messages were removed, out is body with the new messages
 // array (every other byte kept), trimmedTo the size after trimming and
 // trimmed true; otherwise out is body itself. maxChars <= 0 does nothing.
+//
+// It reads the messages three times at most, each time once: to size the
+// prompt, to group the messages into units (each message's unit is found
+// from what came before it, never by reading ahead), and to write the
+// messages kept.
 func TrimPrompt(body []byte, maxChars int) (out []byte, trimmedTo int64, trimmed bool) {
 	if maxChars <= 0 {
 		return body, 0, false
 	}
-	msgsRes := gjson.GetBytes(body, "messages")
+	msgsRes := gjson.Get(unsafeString(body), "messages")
 	if !msgsRes.IsArray() {
 		return body, 0, false
 	}
-	all := msgsRes.Array()
-	msgs := make([]trimMsg, len(all))
-	total := 0
-	for i, m := range all {
-		msgs[i] = trimMsg{raw: m.Raw, role: m.Get("role").Str, size: messageSize(m), unit: -2}
-		if msgs[i].role == "tool" {
-			msgs[i].callID = m.Get("tool_call_id").Str
-		}
-		total += msgs[i].size
-	}
-	if total <= maxChars {
+	total, count := 0, 0
+	msgsRes.ForEach(func(_, m gjson.Result) bool {
+		total += messageSize(m)
+		count++
+		return true
+	})
+	if total <= maxChars || count > math.MaxInt32 {
 		return body, 0, false
 	}
+	msgs := groupUnits(msgsRes, count)
 
-	// Group the messages into units, numbered in order of their oldest member.
-	var unitSize []int
-	newUnit := func() int {
-		unitSize = append(unitSize, 0)
-		return len(unitSize) - 1
-	}
-	for i, m := range all {
-		if msgs[i].unit != -2 {
-			continue // already claimed by its assistant
-		}
-		role := msgs[i].role
-		switch {
-		case role == "system" || role == "developer":
-			msgs[i].unit = -1
-			continue
-		case role == "assistant":
-			u := newUnit()
-			msgs[i].unit = u
-			if calls := m.Get("tool_calls"); calls.IsArray() && calls.Get("#").Int() > 0 {
-				claimAnswers(msgs, i, u, "tool", calls)
-			} else if m.Get("function_call").IsObject() {
-				claimAnswers(msgs, i, u, "function", gjson.Result{})
-			}
-		default:
-			msgs[i].unit = newUnit()
-		}
-	}
-	for _, m := range msgs {
-		if m.unit >= 0 {
-			unitSize[m.unit] += m.size
-		}
-	}
-	protected := msgs[len(msgs)-1].unit
-
-	removed := make([]bool, len(unitSize))
+	protected := msgs[len(msgs)-1].owner
 	changed := false
-	for u := range unitSize {
+	for i := range msgs {
 		if total <= maxChars {
 			break
 		}
-		if u == protected {
+		if msgs[i].owner != int32(i) || int32(i) == protected {
 			continue
 		}
-		removed[u] = true
+		msgs[i].role |= roleRemoved
 		changed = true
-		total -= unitSize[u]
+		total -= msgs[i].size
 	}
 	if !changed {
 		return body, 0, false
@@ -119,17 +99,19 @@ func TrimPrompt(body []byte, maxChars int) (out []byte, trimmedTo int64, trimmed
 
 	arr := make([]byte, 0, len(msgsRes.Raw))
 	arr = append(arr, '[')
-	first := true
-	for _, m := range msgs {
-		if m.unit >= 0 && removed[m.unit] {
-			continue
+	i := 0
+	msgsRes.ForEach(func(_, m gjson.Result) bool {
+		o := msgs[i].owner
+		i++
+		if o >= 0 && msgs[o].role&roleRemoved != 0 {
+			return true
 		}
-		if !first {
+		if len(arr) > 1 {
 			arr = append(arr, ',')
 		}
-		first = false
-		arr = append(arr, m.raw...)
-	}
+		arr = append(arr, m.Raw...)
+		return true
+	})
 	arr = append(arr, ']')
 	next, err := sjson.SetRawBytes(body, "messages", arr)
 	if err != nil {
@@ -138,41 +120,89 @@ func TrimPrompt(body []byte, maxChars int) (out []byte, trimmedTo int64, trimmed
 	return next, int64(total), true
 }
 
-// claimAnswers puts into unit u the messages of role answerRole that answer
-// the assistant message at index i: those directly following it, and (for
-// tool calls) any later one whose tool_call_id is one of calls' ids.
-func claimAnswers(msgs []trimMsg, i, u int, answerRole string, calls gjson.Result) {
-	var ids []string
-	calls.ForEach(func(_, c gjson.Result) bool {
-		if id := c.Get("id"); id.Type == gjson.String && id.Str != "" {
-			ids = append(ids, id.Str)
-		}
-		return true
-	})
-	following := true
-	for j := i + 1; j < len(msgs); j++ {
-		if !following && len(ids) == 0 {
-			return
-		}
-		m := &msgs[j]
-		if m.role != answerRole {
-			following = false
-			continue
-		}
-		if m.unit != -2 {
-			continue // claimed by an earlier assistant
-		}
-		claimed := following
-		for _, want := range ids {
-			if m.callID == want {
-				claimed = true
-				break
+// groupUnits reads the messages into units, each message's size added to
+// the first message of its unit. A tool message belongs to the earliest of
+// the assistants that claim it: the one whose tool answers it directly
+// follows, and the first earlier one that named its tool_call_id; a
+// function message to the assistant with function_call it directly
+// follows. (Assistants claim in order, oldest first, so the oldest claim
+// wins.)
+func groupUnits(msgsRes gjson.Result, count int) []trimMsg {
+	msgs := make([]trimMsg, 0, count)
+	var firstCaller map[string]int32       // tool_call_id → the first assistant that named it
+	toolRun, fnRun := int32(-1), int32(-1) // the assistant whose answers directly follow
+	msgsRes.ForEach(func(_, m gjson.Result) bool {
+		i := int32(len(msgs))
+		msg := trimMsg{size: messageSize(m), owner: i, role: roleOf(m)}
+		switch msg.role {
+		case roleKept:
+			msg.owner = -1
+		case roleCalls:
+			m.Get("tool_calls").ForEach(func(_, c gjson.Result) bool {
+				if id := c.Get("id"); id.Type == gjson.String && id.Str != "" {
+					if firstCaller == nil {
+						firstCaller = make(map[string]int32)
+					}
+					if _, ok := firstCaller[id.Str]; !ok {
+						firstCaller[id.Str] = i
+					}
+				}
+				return true
+			})
+		case roleTool:
+			o := toolRun
+			if id := m.Get("tool_call_id").Str; id != "" {
+				if c, ok := firstCaller[id]; ok && (o < 0 || c < o) {
+					o = c
+				}
+			}
+			if o >= 0 {
+				msg.owner = o
+			}
+		case roleFunction:
+			if fnRun >= 0 {
+				msg.owner = fnRun
 			}
 		}
-		if claimed {
-			m.unit = u
+		switch msg.role {
+		case roleCalls:
+			toolRun, fnRun = i, -1
+		case roleFuncCall:
+			toolRun, fnRun = -1, i
+		case roleTool:
+			fnRun = -1
+		case roleFunction:
+			toolRun = -1
+		default:
+			toolRun, fnRun = -1, -1
 		}
+		if msg.owner >= 0 && msg.owner != i {
+			msgs[msg.owner].size += msg.size
+		}
+		msgs = append(msgs, msg)
+		return true
+	})
+	return msgs
+}
+
+// roleOf is a message's role as trimming tells them apart.
+func roleOf(m gjson.Result) uint8 {
+	switch m.Get("role").Str {
+	case "system", "developer":
+		return roleKept
+	case "assistant":
+		if calls := m.Get("tool_calls"); calls.IsArray() && calls.Get("#").Int() > 0 {
+			return roleCalls
+		}
+		if m.Get("function_call").IsObject() {
+			return roleFuncCall
+		}
+	case "tool":
+		return roleTool
+	case "function":
+		return roleFunction
 	}
+	return roleOther
 }
 
 // messageSize is the number of code points of a message's text.

@@ -1,0 +1,164 @@
+package translate
+
+import "strings"
+
+// Edits of a valid JSON document made in one pass, where a path-based edit
+// per element (sjson) would copy the whole document once per element: a
+// reply with a hundred thousand choices, each with its own meta, is then
+// a hundred thousand copies.
+
+// deleteChoiceMetas returns doc, a valid JSON object, without the meta of
+// the choices whose indices idx lists (ascending): byte for byte what
+// sjson.DeleteBytes(doc, "choices.<i>.meta") makes of it for each i in turn,
+// in one pass over doc. As in sjson, "choices" is the first member of that
+// name; i is the i-th element of an array, or the first member named i of
+// an object; meta is the first member of that name of the element, when it
+// is an object; the member goes with the comma before it, or, when it comes
+// first, with the white space before it and the comma after it.
+func deleteChoiceMetas(doc []byte, idx []int) []byte {
+	s := unsafeString(doc)
+	root := walkSpace(s, 0)
+	if len(idx) == 0 || root >= len(s) || s[root] != '{' {
+		return doc
+	}
+	v, _, ok := walkMember(s, root, "choices")
+	if !ok || (s[v] != '[' && s[v] != '{') {
+		return doc
+	}
+	e := choiceEdit{s: s, out: make([]byte, 0, len(s))}
+	it := iterAt(s, v)
+	if s[v] == '[' {
+		n, p := 0, 0
+		for _, c, ok := it.next(); ok && p < len(idx); _, c, ok = it.next() {
+			if n == idx[p] {
+				p++
+				if s[c] == '{' {
+					it.skipTo(e.deleteMeta(c))
+				}
+			}
+			n++
+		}
+	} else {
+		want := make(map[int]bool, len(idx))
+		for _, i := range idx {
+			want[i] = true
+		}
+		for k, c, ok := it.next(); ok && len(want) > 0; k, c, ok = it.next() {
+			n, isIndex := indexKey(k)
+			if !isIndex || !want[n] {
+				continue
+			}
+			delete(want, n) // only the first member of that name
+			if s[c] == '{' {
+				it.skipTo(e.deleteMeta(c))
+			}
+		}
+	}
+	if e.last == 0 {
+		return doc
+	}
+	return append(e.out, s[e.last:]...)
+}
+
+// choiceEdit copies a document with cuts: out holds s up to last, minus
+// the cuts made so far.
+type choiceEdit struct {
+	s    string
+	out  []byte
+	last int
+}
+
+// deleteMeta cuts the first member named meta of the object at o, as sjson
+// deletes a member, and returns where the object ends.
+func (e *choiceEdit) deleteMeta(o int) int {
+	s := e.s
+	it := iterAt(s, o)
+	for k, v, ok := it.next(); ok; k, v, ok = it.next() {
+		if !keyIs(k, "meta") {
+			continue
+		}
+		end := walkValue(s, v)
+		// The key's opening quote: the last quote before the value that
+		// no backslash escapes (keys hold no raw quote).
+		ks := v - 1
+		for s[ks] != ':' {
+			ks--
+		}
+		ks = lastUnescapedQuote(s, ks)
+		p := ks - 1
+		for isJSONSpace(s[p]) {
+			p--
+		}
+		from, to := p, end // after a comma: the comma to the end of the value
+		if s[p] == '{' {
+			from = p + 1
+			if q := walkSpace(s, end); q < len(s) && s[q] == ',' {
+				to = q + 1
+			}
+		}
+		e.out = append(e.out, s[e.last:from]...)
+		e.last = to
+		it.skipTo(to)
+		for _, _, ok := it.next(); ok; _, _, ok = it.next() {
+		}
+		return it.i
+	}
+	return it.i
+}
+
+// lastUnescapedQuote returns the index of the opening quote of the key
+// whose colon is at s[colon].
+func lastUnescapedQuote(s string, colon int) int {
+	i := colon - 1
+	for s[i] != '"' { // the closing quote
+		i--
+	}
+	for i--; i > 0; i-- {
+		if s[i] == '"' && s[i-1] != '\\' {
+			return i
+		}
+	}
+	return i
+}
+
+// indexKey reads a key as the index i whose path part strconv.Itoa(i) it
+// matches (a key with escapes is decoded first, as gjson compares keys).
+func indexKey(k string) (int, bool) {
+	if strings.IndexByte(k, '\\') >= 0 {
+		k = decodeJSONString(`"` + k + `"`)
+	}
+	if k == "" || len(k) > 9 || (k[0] == '0' && len(k) > 1) {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// sameMeta reports whether meta, the merged meta (at most max_meta_bytes),
+// says what top, the reply's own top-level meta, says, so that the reply
+// can go as it came. Equal bytes, or equal once white space is taken out,
+// answer at once; otherwise the two are decoded and compared as values,
+// but only when top is not far larger than meta: a top-level meta of
+// megabytes decoded into maps would take several times its size (SPEC 8.1),
+// and one that large cannot say the same as a bounded meta unless it
+// repeats its keys, which the rewritten meta then says once.
+func sameMeta(top string, meta []byte) bool {
+	if top == string(meta) {
+		return true
+	}
+	c := compactJSON(unsafeBytes(top))
+	if string(c) == string(meta) {
+		return true
+	}
+	if len(c) > 4*len(meta)+4096 {
+		return false
+	}
+	return jsonEqual(c, meta)
+}
