@@ -15,9 +15,19 @@ func (rw *responseWriter) formatOf(hdr http.Header) translate.Format {
 	mt, _ := parseMediaType(hdr.Get("Content-Type"))
 	return translate.DetectHeaders(translate.ReplyHeaders{
 		MediaType:  mt,
-		DataStream: hdr.Get("X-Vercel-AI-Data-Stream"),
-		UIStream:   hdr.Get("X-Vercel-AI-UI-Message-Stream"),
+		DataStream: canonicalHeader(hdr, "X-Vercel-Ai-Data-Stream"),
+		UIStream:   canonicalHeader(hdr, "X-Vercel-Ai-Ui-Message-Stream"),
 	}, rw.x.h.convert)
+}
+
+// canonicalHeader is hdr.Get for a key already in canonical form, without
+// Get's canonicalisation of it on every call (which allocates for keys such
+// as X-Vercel-AI-…).
+func canonicalHeader(hdr http.Header, key string) string {
+	if v := hdr[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // untouchable reports whether the reply must pass as it came whatever the
@@ -52,7 +62,7 @@ func (rw *responseWriter) decide() {
 		rw.pass()
 		return
 	}
-	if c, ok := translate.ParseCostHeader(rw.Header().Get("X-Litellm-Response-Cost")); ok {
+	if c, ok := translate.ParseCostHeader(canonicalHeader(rw.Header(), "X-Litellm-Response-Cost")); ok {
 		x.reply.SetCost(c) // LiteLLM's own figure (SPEC 9.2)
 	}
 	if len(x.h.Prices) > 0 {

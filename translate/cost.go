@@ -46,6 +46,9 @@ func (r *Reply) setCostFrom(usage gjson.Result) {
 
 // ParseCostHeader reads a cost header's value (x-litellm-response-cost).
 func ParseCostHeader(v string) (float64, bool) {
+	if v == "" {
+		return 0, false // most replies: no header, and no error value made
+	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
 		return 0, false

@@ -61,11 +61,12 @@ type Reply struct {
 	WantContent bool
 	MaxContent  int
 
-	content []byte
-	sep     bool // text of a new item or block is due: join with "\n"
-	over    bool
-	errMsg  string
-	hasErr  bool
+	content   []byte
+	usageJSON [256]byte // where Seal builds meta.usage: the record's own memory, no allocation
+	sep       bool      // text of a new item or block is due: join with "\n"
+	over      bool
+	errMsg    string
+	hasErr    bool
 }
 
 // AddText appends reply text, when the record collects it. It reports
@@ -126,8 +127,7 @@ func (r *Reply) setModel(model string) {
 // from the prices table).
 func (r *Reply) Seal() {
 	if r.Usage.Known() {
-		var buf [160]byte // Set keeps a copy
-		r.Meta.Set(KeyUsage, r.Usage.AppendJSON(buf[:0]))
+		r.Meta.Set(KeyUsage, r.Usage.AppendJSON(r.usageJSON[:0])) // Set keeps a copy
 		if !r.HasCost && len(r.Prices) > 0 {
 			model := r.Model
 			if model == "" {
