@@ -7,8 +7,6 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-
-	"github.com/llm-meta/llm_meta/translate"
 )
 
 // Fallback reasons of the module itself (translate has its own).
@@ -86,9 +84,6 @@ func (rw *responseWriter) mode() mode {
 	return modeNone
 }
 
-// replyMeta is the reply's meta as far as it is known.
-func (rw *responseWriter) replyMeta() *translate.Meta { return &rw.x.reply.Meta }
-
 // The placeholders the module answers (SPEC 8).
 const (
 	phMode  = "http.llm_meta.mode"
@@ -111,10 +106,7 @@ func (rw *responseWriter) placeholder(key string) (any, bool) {
 	case phFmt:
 		return boxName(rw.format.String()), true
 	case phTools:
-		if m := rw.replyMeta(); m != nil {
-			return m.ToolsPlaceholder(), true
-		}
-		return "", true
+		return rw.x.reply.Meta.ToolsPlaceholder(), true
 	case phIn, phOut, phCost:
 		// Empty when unknown (SPEC 9.4).
 		rep := &rw.x.reply
@@ -177,14 +169,6 @@ func boxName(s string) any {
 	return s
 }
 
-// toolCount is the number of tools the reply used.
-func (rw *responseWriter) toolCount() int {
-	if m := rw.replyMeta(); m != nil {
-		return len(m.Tools())
-	}
-	return 0
-}
-
 // logDone ends the request: metrics and one debug line.
 func (rw *responseWriter) logDone() {
 	h := rw.x.h
@@ -215,7 +199,7 @@ func (rw *responseWriter) logDone() {
 			zap.Int("status", rw.status),
 			zap.Int64("events", rw.stats.Events),
 			zap.Int64("skipped", rw.stats.Skipped),
-			zap.Int("tools", rw.toolCount()),
+			zap.Int("tools", len(rw.x.reply.Meta.Tools())),
 			zap.Int64("bytes_in", rw.bytesIn),
 			zap.Int64("bytes_out", rw.bytesOut),
 			zap.Duration("duration", time.Since(rw.x.start)),

@@ -11,7 +11,7 @@ import (
 
 // buildChain makes the streaming pipeline for the format, writing to out
 // and reading into the exchange's reply record (translate.OpenStream).
-func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) stage {
+func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) io.WriteCloser {
 	h, x := rw.x.h, rw.x
 	model := x.requestModel()
 	if model == "" {

@@ -12,7 +12,7 @@ import (
 
 // sniffWatch must never miss the write at which looking at the held bytes
 // first decides the format: for random bodies cut into random writes, the
-// first write after which sniffFormat decides is one sniffWatch asks to
+// first write after which translate.DetectStart decides is one sniffWatch asks to
 // look at.
 func TestSniffWatchNeverMissesTheDecision(t *testing.T) {
 	rng := rand.New(rand.NewSource(int64(seedFor(t))))

@@ -22,7 +22,7 @@ const (
 	stPass                 // untouched: the body goes straight through
 	stSniff                // holding the first line or event to learn the format
 	stStream               // rewriting a stream to the client
-	stCollect              // run-once: reading a stream into the collector
+	stCollect              // run-once: reading a stream into the reply record
 	stBuffer               // reading the whole body before answering
 )
 
@@ -37,12 +37,6 @@ const (
 	bufUpstreamErr                // endpoint or run-once: upstream status outside 2xx
 	bufNoReply                    // endpoint or run-once: upstream 204 or 205
 )
-
-// stage is one step of a streaming pipeline.
-type stage interface {
-	io.Writer
-	Close() error
-}
 
 // responseWriter wraps the downstream writer the way Caddy's encode does:
 // it decides at WriteHeader, routes Write, ReadFrom and FlushError through
@@ -59,7 +53,7 @@ type responseWriter struct {
 	buf     bytes.Buffer
 	bodyBuf *replyBuf // the pooled memory of buf, for a forwarded JSON reply
 
-	chain    stage // first stage of the pipeline
+	chain    io.WriteCloser // the streaming pipeline (translate.OpenStream)
 	rewriter *translate.SSERewriter
 	stats    translate.Stats
 
