@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 // The JARVIS endpoints (SPEC 6.2, 6.3, 6.4) through a real in-process Caddy,
@@ -310,6 +312,60 @@ func TestEndpointPaths(t *testing.T) {
 		}
 		if eq, _ := jsonEqualBytes(got, []byte(up.response)); !eq {
 			t.Errorf("%s (off): answer %s, want the upstream's reply", path, got)
+		}
+	}
+}
+
+// TestUpstreamSentNoReply: an upstream 204 or 205 to an endpoint's request
+// or a run-once reply gives the 502 of SPEC 6.4, {"error":"Upstream sent
+// no reply"}; to an ordinary request it passes as it came.
+func TestUpstreamSentNoReply(t *testing.T) {
+	up := &recordingUpstream{}
+	base := startEndpoints(t, `{}`, up)
+	for _, status := range []int{http.StatusNoContent, http.StatusResetContent} {
+		up.mu.Lock()
+		up.status = status
+		up.mu.Unlock()
+		for _, tc := range []struct{ name, path, body, header string }{
+			{"run-once endpoint", "/v1/run_once", `{"message":"hi"}`, ""},
+			{"edge endpoint", "/functions/v1/jarvis", `{"message":"hi"}`, ""},
+			{"edge endpoint streaming", "/functions/v1/jarvis", `{"message":"hi"}`, "true"},
+			{"run_once flag", "/v1/chat/completions", `{"model":"m","run_once":true,"messages":[]}`, ""},
+		} {
+			code, _, got := postEndpoint(t, base, tc.path, tc.body, "x-stream", tc.header)
+			if code != http.StatusBadGateway || string(got) != `{"error":"Upstream sent no reply"}` {
+				t.Errorf("%d, %s: %d %s", status, tc.name, code, got)
+			}
+		}
+		code, _, got := postEndpoint(t, base, "/v1/chat/completions", `{"model":"m","messages":[]}`)
+		if code != status || len(got) != 0 {
+			t.Errorf("%d to an ordinary request: %d %q", status, code, got)
+		}
+	}
+}
+
+// TestTimingThroughCaddy: with timing on, meta.timing reaches the client of
+// a JSON reply (total_ms) and of a stream (first_token_ms too) (SPEC 9.3);
+// off by default.
+func TestTimingThroughCaddy(t *testing.T) {
+	up := &recordingUpstream{}
+	for _, cfg := range []string{`{"timing":true}`, `{}`} {
+		base := startEndpoints(t, cfg, up)
+		up.mu.Lock()
+		up.ctype, up.response = "application/json", `{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"}}]}`
+		up.mu.Unlock()
+		_, _, got := postEndpoint(t, base, "/v1/chat/completions", `{"model":"m","messages":[]}`)
+		on := cfg != `{}`
+		if has := gjson.GetBytes(got, "meta.timing.total_ms").Type == gjson.Number; has != on {
+			t.Errorf("%s, JSON: meta.timing %v: %s", cfg, has, got)
+		}
+		up.mu.Lock()
+		up.ctype, up.response = "text/event-stream", `data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}`+"\n\ndata: [DONE]\n\n"
+		up.mu.Unlock()
+		_, _, got = postEndpoint(t, base, "/v1/chat/completions", `{"model":"m","stream":true,"messages":[]}`)
+		meta := streamMeta(parseClientEvents(got))
+		if has := gjson.GetBytes(meta, "timing.first_token_ms").Type == gjson.Number && gjson.GetBytes(meta, "timing.total_ms").Type == gjson.Number; has != on {
+			t.Errorf("%s, stream: meta %s", cfg, meta)
 		}
 	}
 }

@@ -100,8 +100,14 @@ func (c *chatDialect) object(raw, data []byte, s string, keys uint8) verdict {
 		return vOwn
 	}
 	if len(c.last) == 0 {
-		rep.setID(gjson.Get(s, "id").Str)
-		rep.setModel(gjson.Get(s, "model").Str)
+		// The id and model, only for who reads them (as for JSON replies):
+		// the end hook (OpenClaw's run id) and the prices table.
+		if r.opts.BeforeEnd != nil {
+			rep.setID(gjson.Get(s, "id").Str)
+		}
+		if len(rep.Prices) > 0 {
+			rep.setModel(gjson.Get(s, "model").Str)
+		}
 	}
 	c.last = append(c.last[:0], data...)
 	if keys&hasUsage != 0 {

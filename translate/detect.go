@@ -3,8 +3,6 @@ package translate
 import (
 	"bytes"
 	"strings"
-
-	"github.com/tidwall/gjson"
 )
 
 // IsDataStreamLine reports whether line, given without its line end, is a
@@ -23,16 +21,8 @@ func IsDataStreamLine(line []byte) bool {
 // UI message stream (SPEC 4): a JSON object whose "type" is a string naming
 // one of its part types.
 func IsUIStreamEvent(data []byte) bool {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 || data[0] != '{' {
-		return false
-	}
-	s := unsafeString(data)
-	if !ValidJSON(s) {
-		return false
-	}
-	t := gjson.Get(s, "type")
-	return t.Type == gjson.String && isUIPartType(t.Str)
+	t, ok := typeOf(data)
+	return ok && isUIPartType(t)
 }
 
 // isUIPartType reports whether t is a UI message stream part type: start,

@@ -171,10 +171,11 @@ func firstEventData(b []byte, max int, end bool) (data []byte, complete, within 
 	return nil, false, false
 }
 
-// eventGrab keeps the data of the first event that has any, and where
-// that event ends.
+// eventGrab keeps the data of the first event that has any, where the
+// events without data before it end (lead), and where it ends (end).
 type eventGrab struct {
 	data []byte
+	lead int // bytes of the complete events before it (all of them, until it comes)
 	end  int // bytes of the events up to and including it
 	done bool
 }
@@ -189,7 +190,9 @@ func (g *eventGrab) Event(raw []byte) {
 	// so data stays valid after the call.
 	if data, ok, _ := EventData(raw, nil); ok {
 		g.data, g.done = data, true
+		return
 	}
+	g.lead = g.end
 }
 func (g *eventGrab) Oversize([]byte, bool) {}
 
@@ -268,27 +271,8 @@ func LeadingEventsWithoutData(f Format, b []byte) int {
 	if f != FormatSniffEvents {
 		return 0
 	}
-	var g leadGrab
+	var g eventGrab
 	s := SSESplitter{Max: len(b) + 1}
 	s.Feed(b, &g)
-	return g.n
+	return g.lead
 }
-
-// leadGrab adds up the lengths of the events before the first that has
-// data (the splitter hands on every byte in some event, in order).
-type leadGrab struct {
-	n    int
-	seen bool // the first event with data came
-}
-
-func (g *leadGrab) Event(raw []byte) {
-	if g.seen {
-		return
-	}
-	if _, ok, _ := EventData(raw, nil); ok {
-		g.seen = true
-		return
-	}
-	g.n += len(raw)
-}
-func (g *leadGrab) Oversize([]byte, bool) {}

@@ -35,7 +35,9 @@ type Reply struct {
 	HasCost  bool
 	costRank costRank // which figure Cost is (cost.go)
 	// ID and Model are the reply's own (a chat completion's or response's
-	// id, a message id), as far as it named them.
+	// id, a message id), as far as it named them. Chat replies copy them
+	// only for a consumer that reads them: the end hook (BeforeEnd, the
+	// OpenClaw run id) and the prices table.
 	ID, Model string
 	// Terminal is set once the protocol's terminal event came ([DONE], a
 	// Responses terminal event, message_stop) or a JSON reply was read.
