@@ -178,7 +178,7 @@ func newBenchHandler(tb testing.TB) *Handler {
 	// Production logging: info level, to nowhere. (A bare caddy.Context
 	// gives a development logger at debug level, which would time zap
 	// writing a debug line per request instead of the handler.)
-	h.logger = zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.InfoLevel))
+	h.core.Logger = zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.InfoLevel))
 	return h
 }
 

@@ -212,25 +212,25 @@ func TestValidateJSON(t *testing.T) {
 func TestProvisionDefaults(t *testing.T) {
 	h, err := loadHandlerJSON(t, `{}`)
 	must(t, err, "loading {}")
-	if h.ChatPath != "/v1/chat/completions" || h.runOncePath != "/v1/run_once" || h.edgePath != "/functions/v1/jarvis" {
-		t.Errorf("paths = %q %q %q", h.ChatPath, h.runOncePath, h.edgePath)
+	if h.ChatPath != "/v1/chat/completions" || h.core.RunOncePath != "/v1/run_once" || h.core.EdgePath != "/functions/v1/jarvis" {
+		t.Errorf("paths = %q %q %q", h.ChatPath, h.core.RunOncePath, h.core.EdgePath)
 	}
 	if h.MaxRequestBytes != 16<<20 || h.MaxBufferBytes != 16<<20 || h.MaxEventBytes != 1<<20 {
 		t.Errorf("sizes = %d %d %d", h.MaxRequestBytes, h.MaxBufferBytes, h.MaxEventBytes)
 	}
-	if !h.finalMeta || !h.hustle || !h.convert || h.bareMeta || h.MetaEvent != "chunk" {
-		t.Errorf("switches: final_meta %v hustle %v convert %v bare %v meta_event %q", h.finalMeta, h.hustle, h.convert, h.bareMeta, h.MetaEvent)
+	if !h.core.FinalMeta || !h.core.HustleSummary || !h.core.ConvertStreams || h.core.BareMeta || h.MetaEvent != "chunk" {
+		t.Errorf("switches: final_meta %v hustle %v convert %v bare %v meta_event %q", h.core.FinalMeta, h.core.HustleSummary, h.core.ConvertStreams, h.core.BareMeta, h.MetaEvent)
 	}
-	if !reflect.DeepEqual(h.reqOpts.StructuredModels, []string{"*"}) || h.reqOpts.MaxPromptChars != 0 {
-		t.Errorf("request options = %+v", h.reqOpts)
+	if !reflect.DeepEqual(h.core.Request.StructuredModels, []string{"*"}) || h.core.Request.MaxPromptChars != 0 {
+		t.Errorf("request options = %+v", h.core.Request)
 	}
 
 	h, err = loadHandlerJSON(t, `{"run_once_path":"","edge_path":"","final_meta":false,"meta_event":"bare","structured_output":{"models":["gpt-4o*"]}}`)
 	must(t, err, "loading a config with the endpoints off")
-	if h.runOncePath != "" || h.edgePath != "" {
-		t.Errorf("endpoints not off: %q %q", h.runOncePath, h.edgePath)
+	if h.core.RunOncePath != "" || h.core.EdgePath != "" {
+		t.Errorf("endpoints not off: %q %q", h.core.RunOncePath, h.core.EdgePath)
 	}
-	if h.finalMeta || !h.bareMeta || !reflect.DeepEqual(h.reqOpts.StructuredModels, []string{"gpt-4o*"}) {
-		t.Errorf("final_meta %v bare %v models %v", h.finalMeta, h.bareMeta, h.reqOpts.StructuredModels)
+	if h.core.FinalMeta || !h.core.BareMeta || !reflect.DeepEqual(h.core.Request.StructuredModels, []string{"gpt-4o*"}) {
+		t.Errorf("final_meta %v bare %v models %v", h.core.FinalMeta, h.core.BareMeta, h.core.Request.StructuredModels)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/llm-meta/llm_meta/httpmeta"
 	"github.com/llm-meta/llm_meta/translate"
 )
 
@@ -35,12 +36,12 @@ var (
 // WithLabelValues hashes the labels and takes a lock on every call. Formats
 // that share a name share the counter.
 var (
-	requestCounters [numModes][translate.NumFormats]atomic.Pointer[prometheus.Counter]
+	requestCounters [httpmeta.NumModes][translate.NumFormats]atomic.Pointer[prometheus.Counter]
 	eventCounters   [translate.NumFormats]atomic.Pointer[prometheus.Counter]
 )
 
 // requestCounter is the requests counter of mode and format.
-func requestCounter(m mode, f translate.Format) prometheus.Counter {
+func requestCounter(m httpmeta.Mode, f translate.Format) prometheus.Counter {
 	p := &requestCounters[m][f]
 	if c := p.Load(); c != nil {
 		return *c

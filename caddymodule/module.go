@@ -1,17 +1,20 @@
-// Package caddymodule is the Caddy glue of llm_meta: configuration, the
-// Caddyfile directive, the response-writer wrapper and the endpoints. The
-// rules themselves live in package translate.
+// Package caddymodule is the Caddy glue of llm_meta: the module, its
+// configuration and Caddyfile directive, metrics and placeholders. The
+// handler itself is package httpmeta (net/http), and the rules live in
+// package translate.
 package caddymodule
 
 import (
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"go.uber.org/zap"
 
+	"github.com/llm-meta/llm_meta/httpmeta"
 	"github.com/llm-meta/llm_meta/translate"
 )
 
@@ -19,17 +22,10 @@ func init() {
 	caddy.RegisterModule(Handler{})
 }
 
-// Defaults of SPEC 1.
+// The two shapes of the final meta event (meta_event).
 const (
-	DefaultChatPath        = "/v1/chat/completions"
-	DefaultRunOncePath     = "/v1/run_once"
-	DefaultEdgePath        = "/functions/v1/jarvis"
-	DefaultMaxRequestBytes = 16 << 20
-	DefaultMaxBufferBytes  = 16 << 20
-	DefaultMaxEventBytes   = 1 << 20
-	DefaultMaxMetaBytes    = translate.DefaultMaxMetaBytes
-	MetaEventChunk         = "chunk"
-	MetaEventBare          = "bare"
+	MetaEventChunk = "chunk"
+	MetaEventBare  = "bare"
 )
 
 // Handler is the llm_meta HTTP handler. It stands in front of an LLM gateway
@@ -108,16 +104,7 @@ type Handler struct {
 	// Absent: off, and no look-up is made.
 	OpenClaw *OpenClaw `json:"openclaw,omitempty"`
 
-	runOncePath string
-	edgePath    string
-	finalMeta   bool
-	hustle      bool
-	convert     bool
-	bareMeta    bool
-	streamUsage bool
-	reqOpts     translate.RequestOptions
-	logger      *zap.Logger
-	warn        func(reason string) // h.fallback, bound once: a method value allocates each time it is made
+	core *httpmeta.Handler // the handler, made by Provision
 }
 
 // StructuredOutput configures structured mode (SPEC 7).
@@ -136,57 +123,64 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Provision sets the defaults.
+// Provision sets the defaults and makes the handler.
 func (h *Handler) Provision(ctx caddy.Context) error {
-	h.logger = ctx.Logger()
-	h.warn = h.fallback
 	if err := registerMetrics(ctx); err != nil {
 		return fmt.Errorf("llm_meta: registering metrics: %w", err)
 	}
+	c := httpmeta.DefaultConfig()
 	if h.ChatPath == "" {
-		h.ChatPath = DefaultChatPath
+		h.ChatPath = c.ChatPath
 	}
-	h.runOncePath = stringOr(h.RunOncePath, DefaultRunOncePath)
-	h.edgePath = stringOr(h.EdgePath, DefaultEdgePath)
-	if h.MaxRequestBytes == 0 {
-		h.MaxRequestBytes = DefaultMaxRequestBytes
-	}
-	if h.MaxBufferBytes == 0 {
-		h.MaxBufferBytes = DefaultMaxBufferBytes
-	}
-	if h.MaxEventBytes == 0 {
-		h.MaxEventBytes = DefaultMaxEventBytes
-	}
-	if h.MaxMetaBytes == 0 {
-		h.MaxMetaBytes = DefaultMaxMetaBytes
-	}
+	h.MaxRequestBytes = intOr(h.MaxRequestBytes, c.MaxRequestBytes)
+	h.MaxBufferBytes = intOr(h.MaxBufferBytes, c.MaxBufferBytes)
+	h.MaxEventBytes = intOr(h.MaxEventBytes, c.MaxEventBytes)
+	h.MaxMetaBytes = intOr(h.MaxMetaBytes, c.MaxMetaBytes)
 	if h.MetaEvent == "" {
 		h.MetaEvent = MetaEventChunk
 	}
-	h.finalMeta = boolOr(h.FinalMeta, true)
-	h.hustle = boolOr(h.HustleSummary, true)
-	h.convert = boolOr(h.ConvertStreams, true)
-	h.bareMeta = h.MetaEvent == MetaEventBare
+	c.ChatPath, c.DefaultModel = h.ChatPath, h.DefaultModel
+	c.RunOncePath = stringOr(h.RunOncePath, c.RunOncePath)
+	c.EdgePath = stringOr(h.EdgePath, c.EdgePath)
+	c.MaxRequestBytes, c.MaxBufferBytes, c.MaxEventBytes, c.MaxMetaBytes = h.MaxRequestBytes, h.MaxBufferBytes, h.MaxEventBytes, h.MaxMetaBytes
+	c.FinalMeta = boolOr(h.FinalMeta, true)
+	c.HustleSummary = boolOr(h.HustleSummary, true)
+	c.ConvertStreams = boolOr(h.ConvertStreams, true)
+	c.BareMeta = h.MetaEvent == MetaEventBare
 	// With final_meta off nothing is withheld, so nothing is asked for.
-	h.streamUsage = boolOr(h.StreamUsage, true) && h.finalMeta
-	models := []string{"*"}
-	var instruction string
-	if h.StructuredOutput != nil {
-		if h.StructuredOutput.Models != nil {
-			models = h.StructuredOutput.Models
+	c.Request.StreamUsage = boolOr(h.StreamUsage, true) && c.FinalMeta
+	if so := h.StructuredOutput; so != nil {
+		if so.Models != nil {
+			c.Request.StructuredModels = so.Models
 		}
-		instruction = h.StructuredOutput.Instruction
+		c.Request.Instruction = so.Instruction
 	}
-	h.reqOpts = translate.RequestOptions{
-		StructuredModels: models,
-		Instruction:      instruction,
-		MaxPromptChars:   h.MaxPromptChars,
-		StreamUsage:      h.streamUsage,
-	}
+	c.Request.MaxPromptChars = h.MaxPromptChars
+	c.Prices, c.Timing = h.Prices, h.Timing
 	if h.OpenClaw != nil {
 		h.OpenClaw.provision()
+		c.OpenClaw = h.OpenClaw.client
 	}
+	c.Logger = ctx.Logger()
+	c.Observer = caddyObserver{}
+	c.UpstreamStatus = handlerErrorStatus
+	h.core = httpmeta.New(c)
 	return nil
+}
+
+// ServeHTTP implements caddyhttp.MiddlewareHandler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	return h.core.Serve(w, r, next)
+}
+
+// handlerErrorStatus is the status of an error reverse_proxy returned (a
+// failed dial is a 502 HandlerError, a timeout a 504), 0 when it has none.
+func handlerErrorStatus(err error) int {
+	var he caddyhttp.HandlerError
+	if errors.As(err, &he) {
+		return he.StatusCode
+	}
+	return 0
 }
 
 // Validate checks the configuration.
@@ -194,13 +188,14 @@ func (h *Handler) Validate() error {
 	if !strings.HasPrefix(h.ChatPath, "/") {
 		return fmt.Errorf("llm_meta: chat_path %q must start with /", h.ChatPath)
 	}
-	for name, p := range map[string]string{"run_once_path": h.runOncePath, "edge_path": h.edgePath} {
+	runOnce, edge := h.core.RunOncePath, h.core.EdgePath
+	for name, p := range map[string]string{"run_once_path": runOnce, "edge_path": edge} {
 		if p != "" && !strings.HasPrefix(p, "/") {
 			return fmt.Errorf("llm_meta: %s %q must start with / (or be empty to turn it off)", name, p)
 		}
 	}
-	if h.runOncePath != "" && h.runOncePath == h.edgePath {
-		return fmt.Errorf("llm_meta: run_once_path and edge_path are both %q", h.runOncePath)
+	if runOnce != "" && runOnce == edge {
+		return fmt.Errorf("llm_meta: run_once_path and edge_path are both %q", runOnce)
 	}
 	if h.MaxPromptChars < 0 {
 		return fmt.Errorf("llm_meta: max_prompt_chars must not be negative, got %d", h.MaxPromptChars)
@@ -213,7 +208,7 @@ func (h *Handler) Validate() error {
 	if h.MetaEvent != MetaEventChunk && h.MetaEvent != MetaEventBare {
 		return fmt.Errorf("llm_meta: meta_event must be %q or %q, got %q", MetaEventChunk, MetaEventBare, h.MetaEvent)
 	}
-	for _, g := range h.reqOpts.StructuredModels {
+	for _, g := range h.core.Request.StructuredModels {
 		if !translate.ValidGlob(g) {
 			return fmt.Errorf("llm_meta: structured_output model pattern %q is not a valid glob", g)
 		}
@@ -245,6 +240,13 @@ func stringOr(p *string, def string) string {
 		return def
 	}
 	return *p
+}
+
+func intOr(v, def int64) int64 {
+	if v == 0 {
+		return def
+	}
+	return v
 }
 
 func boolOr(p *bool, def bool) bool {

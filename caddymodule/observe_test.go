@@ -38,7 +38,7 @@ func TestLogsNeverHoldContent(t *testing.T) {
 	defer cancel()
 	must(t, h.Provision(ctx), "provision")
 	core, logs := observer.New(zapcore.DebugLevel)
-	h.logger = zap.New(core)
+	h.core.Logger = zap.New(core)
 
 	big := strings.Repeat("x", 2000) // over max_event_bytes: a fallback
 	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {

@@ -37,9 +37,9 @@ func TestOpenClawToolsJoinReplies(t *testing.T) {
 	mode.Store("ok")
 	var keys atomic.Value
 	keys.Store([]string(nil))
-	var gw *fakeGateway
-	gw = newFakeGateway(t, func(w http.ResponseWriter, r *http.Request) {
-		key := gjson.Get(gw.body.Load().(string), "args.sessionKey").Str
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		key := gjson.GetBytes(body, "args.sessionKey").Str
 		keys.Store(append(keys.Load().([]string), key))
 		switch mode.Load() {
 		case "401":
@@ -58,7 +58,8 @@ func TestOpenClawToolsJoinReplies(t *testing.T) {
 			return
 		}
 		w.Write(chatAnswer)
-	})
+	}))
+	t.Cleanup(gw.Close)
 
 	// The upstream: OpenClaw's HTTP endpoints, answering with the recorded
 	// replies (the run ids of the transcripts); streams carry the same id.

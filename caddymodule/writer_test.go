@@ -45,7 +45,7 @@ func newObservedHandler(t *testing.T, cfg string) (*Handler, *observer.ObservedL
 	must(t, h.Provision(ctx), "Provision")
 	must(t, h.Validate(), "Validate")
 	core, logs := observer.New(zapcore.DebugLevel)
-	h.logger = zap.New(core)
+	h.core.Logger = zap.New(core)
 	return h, logs
 }
 
@@ -468,7 +468,7 @@ func TestLargeRequestForwardedWhole(t *testing.T) {
 			// Uninspected: run_once was not seen, so the reply is the
 			// ordinary rewritten JSON, not a run-once answer.
 			assertJSONBody(t, rec.Body.Bytes(), replyMoved)
-			if !warned(logs, reasonRequestTooLarge) {
+			if !warned(logs, "request_too_large") {
 				t.Errorf("no warning logged for the uninspected body")
 			}
 			logs.TakeAll()
@@ -622,7 +622,7 @@ func TestJSONOverBufferLimitUntouched(t *testing.T) {
 	if hdr.Get("Content-Length") != strconv.Itoa(len(body)) || hdr.Get("ETag") != `"v1"` {
 		t.Errorf("headers changed: Content-Length %q ETag %q", hdr.Get("Content-Length"), hdr.Get("ETag"))
 	}
-	if !warned(logs, reasonReplyTooLarge) {
+	if !warned(logs, "reply_too_large") {
 		t.Errorf("no warning logged for the reply passed untouched")
 	}
 }

@@ -1,4 +1,4 @@
-package caddymodule
+package httpmeta
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ func (rw *responseWriter) formatOf(hdr http.Header) translate.Format {
 		MediaType:  mt,
 		DataStream: canonicalHeader(hdr, "X-Vercel-Ai-Data-Stream"),
 		UIStream:   canonicalHeader(hdr, "X-Vercel-Ai-Ui-Message-Stream"),
-	}, rw.x.h.convert)
+	}, rw.x.h.ConvertStreams)
 }
 
 // canonicalHeader is hdr.Get for a key already in canonical form, without
@@ -71,7 +71,7 @@ func (rw *responseWriter) decide() {
 	rw.format = rw.formatOf(rw.Header())
 	if rw.format.Undecided() {
 		rw.state = stSniff
-		if rw.format.HeadersSettled(x.h.convert) && !x.runOnce && !x.edgeStream {
+		if rw.format.HeadersSettled(x.h.ConvertStreams) && !x.runOnce && !x.edgeStream {
 			// Whichever protocol the first event names, the headers stay
 			// the upstream's, so they go now.
 			dropStreamValidators(rw.Header())
@@ -159,7 +159,7 @@ func (rw *responseWriter) sniff(end bool) {
 	if len(held) < rw.buf.Len() {
 		rw.buf.Next(rw.buf.Len() - len(held))
 	}
-	f, decided := translate.DetectStart(rw.format, held, int(rw.x.h.MaxEventBytes), end, rw.x.h.convert)
+	f, decided := translate.DetectStart(rw.format, held, int(rw.x.h.MaxEventBytes), end, rw.x.h.ConvertStreams)
 	if !decided {
 		return
 	}
@@ -180,7 +180,7 @@ func (rw *responseWriter) sniff(end bool) {
 // is (the first write holds the first line or event), and then handles p
 // at once instead of holding a copy of it. It reports whether it decided.
 func (rw *responseWriter) sniffIn(p []byte) bool {
-	f, decided := translate.DetectStart(rw.format, p, int(rw.x.h.MaxEventBytes), false, rw.x.h.convert)
+	f, decided := translate.DetectStart(rw.format, p, int(rw.x.h.MaxEventBytes), false, rw.x.h.ConvertStreams)
 	if !decided {
 		return false
 	}

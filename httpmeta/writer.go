@@ -1,13 +1,11 @@
-package caddymodule
+package httpmeta
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
 
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
 	"github.com/llm-meta/llm_meta/translate"
@@ -42,9 +40,10 @@ const (
 // it decides at WriteHeader, routes Write, ReadFrom and FlushError through
 // itself, keeps Unwrap, and never writes after next returned an error.
 type responseWriter struct {
-	*caddyhttp.ResponseWriterWrapper
-	r *http.Request
-	x *exchange
+	http.ResponseWriter
+	r  *http.Request
+	x  *exchange
+	ex *Exchange // the exchange x and this writer belong to
 
 	state   state
 	status  int
@@ -67,7 +66,7 @@ type responseWriter struct {
 }
 
 // serve calls next and completes the reply.
-func (rw *responseWriter) serve(next caddyhttp.Handler) error {
+func (rw *responseWriter) serve(next Next) error {
 	err, aborted := rw.callNext(next)
 	if err != nil {
 		if rw.answersUpstreamFailure(err) {
@@ -88,7 +87,7 @@ func (rw *responseWriter) serve(next caddyhttp.Handler) error {
 // reverse_proxy panic with http.ErrAbortHandler; that is caught so the
 // module can still answer. Any other panic, or one after bytes went
 // downstream, goes on up.
-func (rw *responseWriter) callNext(next caddyhttp.Handler) (err error, aborted bool) {
+func (rw *responseWriter) callNext(next Next) (err error, aborted bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler && !rw.forwarded {
@@ -113,9 +112,10 @@ func (rw *responseWriter) answersUpstreamFailure(err error) bool {
 		return false
 	}
 	code := http.StatusBadGateway
-	var he caddyhttp.HandlerError
-	if errors.As(err, &he) && he.StatusCode != 0 {
-		code = he.StatusCode
+	if f := rw.x.h.UpstreamStatus; f != nil {
+		if c := f(err); c != 0 {
+			code = c
+		}
 	}
 	if code == 499 { // reverse_proxy's "client closed the request"
 		return false
@@ -127,7 +127,7 @@ func (rw *responseWriter) answersUpstreamFailure(err error) bool {
 	case http.StatusGatewayTimeout:
 		msg = "Upstream timed out"
 	}
-	if l := rw.x.h.logger; l != nil {
+	if l := rw.x.h.Logger; l != nil {
 		l.Warn("llm_meta upstream failed", append(errorFields(err), zap.Int("status", code))...) // the error's kind, never its text
 	}
 	defer rw.logDone()
@@ -276,6 +276,17 @@ func (rw *responseWriter) flushIfProduced() {
 			rw.err = err
 		}
 	}
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (rw *responseWriter) Unwrap() http.ResponseWriter { return rw.ResponseWriter }
+
+// Push passes HTTP/2 server push through, as Caddy's own wrappers do.
+func (rw *responseWriter) Push(target string, opts *http.PushOptions) error {
+	if p, ok := rw.ResponseWriter.(http.Pusher); ok {
+		return p.Push(target, opts)
+	}
+	return http.ErrNotSupported
 }
 
 // ReadFrom sends the body through Write, so nothing bypasses the rewrite.

@@ -1,4 +1,4 @@
-package caddymodule
+package httpmeta
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 )
 
@@ -36,10 +35,6 @@ func errorFields(err error) []zap.Field {
 
 // errorKind names what went wrong with a fixed word.
 func errorKind(err error) string {
-	var he caddyhttp.HandlerError
-	if errors.As(err, &he) && he.Err != nil && he.Err != err {
-		return errorKind(he.Err)
-	}
 	var (
 		dnsErr  *net.DNSError
 		opErr   *net.OpError

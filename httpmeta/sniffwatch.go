@@ -1,4 +1,4 @@
-package caddymodule
+package httpmeta
 
 const utf8BOM = "\xEF\xBB\xBF"
 

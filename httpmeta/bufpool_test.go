@@ -1,7 +1,8 @@
-package caddymodule
+package httpmeta
 
 import (
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -20,9 +21,8 @@ func TestReplyBuffersGoBackOnce(t *testing.T) {
 		"meta too large for the scratch buffer": `{"choices":[{"meta":{"big":"` + strings.Repeat("x", 2000) + `"}}]}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			h := newUnitHandler(t, "")
-			rec := newRecWriter()
-			must(t, h.ServeHTTP(rec, jsonPost(chatRequest), fakeUpstream(new(upstreamSaw), jsonReply(200, nil, body))), "ServeHTTP")
+			h := New(DefaultConfig())
+			must(t, h.Serve(httptest.NewRecorder(), chatPost(), jsonNext(body)), "Serve")
 			var got []*replyBuf
 			for range 4 {
 				rb := getReplyBuf(16)
@@ -51,7 +51,7 @@ func replyTools(g, i, n int) string {
 // different sizes, through pooled buffers: each client gets exactly its own
 // reply, rewritten.
 func TestConcurrentJSONRepliesKeepTheirBytes(t *testing.T) {
-	h := newUnitHandler(t, "")
+	h := New(DefaultConfig())
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Add(1)
@@ -64,8 +64,8 @@ func TestConcurrentJSONRepliesKeepTheirBytes(t *testing.T) {
 					t.Errorf("test reply is not JSON: %s", reply)
 					return
 				}
-				rec := newRecWriter()
-				if err := h.ServeHTTP(rec, jsonPost(chatRequest), fakeUpstream(new(upstreamSaw), jsonReply(200, nil, reply))); err != nil {
+				rec := httptest.NewRecorder()
+				if err := h.Serve(rec, chatPost(), jsonNext(reply)); err != nil {
 					t.Error(err)
 					return
 				}

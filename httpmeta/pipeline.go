@@ -1,4 +1,4 @@
-package caddymodule
+package httpmeta
 
 import (
 	"bytes"
@@ -20,8 +20,8 @@ func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) io.Wri
 	var chain io.WriteCloser
 	chain, rw.rewriter = translate.OpenStream(rw.format, out, translate.SSEOptions{
 		MaxEvent:        int(h.MaxEventBytes),
-		FinalMeta:       h.finalMeta,
-		BareMeta:        h.bareMeta,
+		FinalMeta:       h.FinalMeta,
+		BareMeta:        h.BareMeta,
 		Model:           model,
 		Structured:      x.structured,
 		ErrorsAsContent: errorsAsContent,
@@ -34,7 +34,7 @@ func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) io.Wri
 	}, translate.ConvertOptions{
 		Model:         x.model,
 		MaxLine:       int(h.MaxEventBytes),
-		HustleSummary: h.hustle,
+		HustleSummary: h.HustleSummary,
 		Stats:         &rw.stats,
 		Debug:         h.debug,
 		Warn:          h.warn,
@@ -62,6 +62,25 @@ func (rw *responseWriter) beforeEnd(rep *translate.Reply) {
 		rw.flushIfProduced()
 	}
 	rw.x.h.openClawTools(rw.r, rw.x.openClawKey, rep.ID, rep.Meta.AddTool)
+}
+
+// openClawTools adds to add the tools the run runID of the session
+// sessionKey ran, read from the OpenClaw gateway when the reply has ended;
+// runID is the reply's id. A look-up that fails, is too slow or cannot be
+// read adds nothing and is logged as the fallback openclaw_history; the
+// reply goes on either way.
+func (h *Handler) openClawTools(r *http.Request, sessionKey, runID string, add func(string)) {
+	if h.OpenClaw == nil || sessionKey == "" || runID == "" {
+		return
+	}
+	names, err := h.OpenClaw.Tools(r, sessionKey, runID)
+	if err != nil {
+		h.fallbackErr(reasonOpenClawHistory, err)
+		return
+	}
+	for _, n := range names {
+		add(n)
+	}
 }
 
 // startStream begins rewriting a stream to the client.
@@ -216,7 +235,7 @@ func (rw *responseWriter) answerContent(content string, meta *translate.Meta, re
 	if rw.kind == bufEdgeJSON {
 		h := rw.x.h
 		model := rw.x.requestModel()
-		body := translate.StreamFromReply(reply, content, meta, model, h.finalMeta, h.bareMeta)
+		body := translate.StreamFromReply(reply, content, meta, model, h.FinalMeta, h.BareMeta)
 		hdr := rw.Header()
 		setStreamHeaders(hdr)
 		hdr.Del("ETag")
@@ -271,14 +290,14 @@ func (rw *responseWriter) answerRunOnce(content string, meta *translate.Meta) {
 			hdr.Set("X-Tools-Used", tools)
 		}
 		hdr.Set("Content-Length", strconv.Itoa(len(content)))
-		metrics.runOnceBytes.Observe(float64(len(content)))
+		rw.x.h.answered(len(content))
 		rw.status = http.StatusOK
 		rw.forwardHeader()
 		rw.writeOut([]byte(content))
 		return
 	}
 	body := translate.RunOnceJSON(content, meta, "")
-	metrics.runOnceBytes.Observe(float64(len(body)))
+	rw.x.h.answered(len(body))
 	rw.answerJSON(http.StatusOK, body)
 }
 

@@ -1,4 +1,4 @@
-package caddymodule
+package httpmeta
 
 import (
 	"bytes"
@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/llm-meta/llm_meta/translate"
 )
@@ -37,16 +35,18 @@ type exchange struct {
 	openClawKey   string // the OpenClaw session of the request (SPEC 10), "" when off
 }
 
-// ServeHTTP implements caddyhttp.MiddlewareHandler.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+// Serve handles one request in front of next (SPEC 2 to 6). An error is
+// next's, returned untouched once the handler has written nothing; the
+// caller's error handling takes it from there.
+func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, next Next) error {
 	if r.Method != http.MethodPost {
 		return next.ServeHTTP(w, r)
 	}
 	// The exchange and the writer wrapper live in one allocation.
-	st := &requestState{x: exchange{h: h, start: time.Now()}}
+	st := &Exchange{x: exchange{h: h, start: time.Now()}}
 	x := &st.x
-	if p := r.URL.Path; p != "" && (p == h.runOncePath || p == h.edgePath) {
-		if done := h.prepareEndpoint(w, r, x, p == h.edgePath); done {
+	if p := r.URL.Path; p != "" && (p == h.RunOncePath || p == h.EdgePath) {
+		if done := h.prepareEndpoint(w, r, x, p == h.EdgePath); done {
 			return nil
 		}
 	} else {
@@ -66,22 +66,24 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	x.reply.Prices = h.Prices
 	x.reply.Timing, x.reply.Start = h.Timing, x.start
 	rw := st.writer(w, r)
-	rw.mapPlaceholders()
+	if h.Observer != nil {
+		h.Observer.Started(r, st)
+	}
 	return rw.serve(next)
 }
 
-// requestState is everything one request needs, allocated at once.
-type requestState struct {
-	x    exchange
-	rw   responseWriter
-	wrap caddyhttp.ResponseWriterWrapper
+// Exchange is everything one request needs, allocated at once. Its methods
+// tell an Observer what the handler did with the reply.
+type Exchange struct {
+	x  exchange
+	rw responseWriter
 }
 
-func (st *requestState) writer(w http.ResponseWriter, r *http.Request) *responseWriter {
-	st.wrap.ResponseWriter = w
-	st.rw.ResponseWriterWrapper = &st.wrap
+func (st *Exchange) writer(w http.ResponseWriter, r *http.Request) *responseWriter {
+	st.rw.ResponseWriter = w
 	st.rw.r = r
 	st.rw.x = &st.x
+	st.rw.ex = st
 	return &st.rw
 }
 
@@ -94,11 +96,11 @@ func (h *Handler) prepareRequest(r *http.Request, x *exchange) {
 	if !whole {
 		return
 	}
-	opts := h.reqOpts
+	opts := h.Request
 	opts.Kind = translate.RequestKindOf(r.URL.Path, r.Header.Get("Anthropic-Version") != "")
 	sent := body // the body as it goes upstream
 	if h.OpenClaw != nil {
-		defer func() { x.openClawKey = h.OpenClaw.prepareSession(r, sent) }()
+		defer func() { x.openClawKey = h.OpenClaw.PrepareSession(r, sent) }()
 	}
 	if translate.RequestUnchanged(body, opts) {
 		// Nothing to change and no flag: forwarded as it came, and only a

@@ -1,4 +1,4 @@
-package caddymodule
+package httpmeta
 
 import (
 	"net/http"
@@ -28,7 +28,7 @@ func (h *Handler) prepareEndpoint(w http.ResponseWriter, r *http.Request, x *exc
 		writeError(w, http.StatusBadRequest, err)
 		return true
 	}
-	res, _ := translate.RewriteRequest(up, h.reqOpts)
+	res, _ := translate.RewriteRequest(up, h.Request)
 	x.model = res.Model
 	x.wantSplit = res.Structured
 	x.withholdUsage = res.WithholdUsage
@@ -41,7 +41,7 @@ func (h *Handler) prepareEndpoint(w http.ResponseWriter, r *http.Request, x *exc
 	r.URL.Path = h.ChatPath
 	r.URL.RawPath = ""
 	if h.OpenClaw != nil {
-		x.openClawKey = h.OpenClaw.prepareSession(r, res.Body)
+		x.openClawKey = h.OpenClaw.PrepareSession(r, res.Body)
 	}
 	return false
 }
