@@ -83,7 +83,7 @@ var protocolHostileShapes = []hostileShape{
 	}, feedProtocol(FormatResponses)},
 	{"responses/meta_in_terminal", 250, func(n int) []byte {
 		return []byte(namedEvent("response.completed", `{"type":"response.completed","response":{"id":"r","object":"response","output":[],"meta":{`+
-			rep(n, ",", func(i int) string { return `"key_` + num(i) + `":` + num(i) }) + `}}}`))
+			rep(n, ",", func(i int) string { return `"key_` + num(i) + `":` + num(i) })+`}}}`))
 	}, feedProtocol(FormatResponses)},
 	{"responses_json/function_calls", 300, func(n int) []byte {
 		return []byte(`{"id":"resp_1","object":"response","model":"m","output":[` + rep(n, ",", responsesFunctionCall) + `],"usage":{"input_tokens":5,"output_tokens":9}}`)
