@@ -2,6 +2,8 @@ package translate
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"path"
 	"slices"
 	"strings"
@@ -309,54 +311,64 @@ func RequestUnchanged(body []byte, opts RequestOptions) bool {
 	if opts.MaxPromptChars > 0 || bytes.Contains(body, unicodeEscape) {
 		return false
 	}
-	if opts.StreamUsage && opts.Kind == RequestChat && mayStream(body) {
-		return false // a stream may have to be asked for its usage
-	}
-	for i := 0; ; {
-		k := bytes.IndexByte(body[i:], '"')
-		if k < 0 {
-			return true
+	askUsage := opts.StreamUsage && opts.Kind == RequestChat
+	// One pass over the quotes, eight bytes at a time (as scanKeys): most
+	// strings start with a letter no flag or "stream" starts with.
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(body); i += 8 {
+		x := binary.LittleEndian.Uint64(body[i:]) ^ (lo * '"')
+		m := (x - lo) &^ x & hi // high bit set in each byte that was '"'
+		for m != 0 {
+			k := i + bits.TrailingZeros64(m)>>3 + 1
+			m &= m - 1
+			if k < len(body) && requestKeyFirst[body[k]] && requestKeyAt(body, k, askUsage) {
+				return false
+			}
 		}
-		i += k + 1
-		rest := body[i:]
-		switch {
-		case len(rest) == 0:
-			return true
-		case rest[0] == 'r' && (bytes.HasPrefix(rest, flagRunOnce) || bytes.HasPrefix(rest, flagFinalOnly)),
-			rest[0] == 'e' && bytes.HasPrefix(rest, flagStructured):
+	}
+	for ; i < len(body); i++ {
+		if body[i] == '"' && i+1 < len(body) && requestKeyFirst[body[i+1]] && requestKeyAt(body, i+1, askUsage) {
 			return false
 		}
 	}
+	return true
 }
 
-// mayStream reports whether body can hold "stream": true: some "stream"
-// followed, past white space and a colon, by true. A request that says
-// "stream": false, or nothing, need not be parsed for stream_usage.
-func mayStream(body []byte) bool {
-	key := []byte(`"stream"`)
-	for i := 0; ; {
-		k := bytes.Index(body[i:], key)
-		if k < 0 {
-			return false
-		}
-		i += k + len(key)
-		j := i
-		for j < len(body) && isJSONSpace(body[j]) {
-			j++
-		}
-		if j < len(body) && body[j] == ':' {
-			j++
-			for j < len(body) && isJSONSpace(body[j]) {
-				j++
-			}
-			if bytes.HasPrefix(body[j:], []byte("true")) {
-				return true
-			}
-		}
+// requestKeyFirst marks the first letters of the flags and of "stream".
+var requestKeyFirst = [256]bool{'r': true, 'e': true, 's': true}
+
+// requestKeyAt reports whether the string starting at body[k] is a flag or,
+// when a stream may have to be asked for its usage, a "stream" key followed
+// by true (a request that says "stream": false, or nothing, need not be
+// parsed for stream_usage).
+func requestKeyAt(body []byte, k int, askUsage bool) bool {
+	rest := body[k:]
+	switch rest[0] {
+	case 'r':
+		return bytes.HasPrefix(rest, flagRunOnce) || bytes.HasPrefix(rest, flagFinalOnly)
+	case 'e':
+		return bytes.HasPrefix(rest, flagStructured)
 	}
+	if !askUsage || !bytes.HasPrefix(rest, keyStream) {
+		return false
+	}
+	j := len(keyStream)
+	for j < len(rest) && isJSONSpace(rest[j]) {
+		j++
+	}
+	if j == len(rest) || rest[j] != ':' {
+		return false
+	}
+	j++
+	for j < len(rest) && isJSONSpace(rest[j]) {
+		j++
+	}
+	return bytes.HasPrefix(rest[j:], []byte("true"))
 }
 
 var (
+	keyStream      = []byte(`stream"`)
 	flagRunOnce    = []byte(`run_once"`)
 	flagFinalOnly  = []byte(`return_final_only"`)
 	flagStructured = []byte(`enable_structured_output"`)
