@@ -21,6 +21,7 @@ type idleResult struct {
 	ModuleMiB float64 `json:"llm_meta_rss_delta_mib"`
 	PlainRSS  float64 `json:"plain_rss_mib"`
 	ModuleRSS float64 `json:"llm_meta_rss_mib"`
+	AddedMiB  float64 `json:"added_rss_delta_mib"` // llm_meta's growth minus plain's
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
@@ -117,5 +118,5 @@ func runIdle(up string, n int, wl *workload) (*idleResult, error) {
 	fmt.Printf("  %-36s %12.1f %12.1f %10.1f\n", fmt.Sprintf("RSS with %d streams (MiB)", n), mib(pw), mib(mw), mib(mw-pw))
 	fmt.Printf("  %-36s %12.1f %12.1f %10.1f\n", "growth (MiB)", mib(pw-pb), mib(mw-mb), mib((mw-mb)-(pw-pb)))
 	fmt.Printf("  %-36s %12.1f %12.1f %10.1f\n", "growth per stream (KiB)", float64(pw-pb)/1024/float64(n), float64(mw-mb)/1024/float64(n), float64((mw-mb)-(pw-pb))/1024/float64(n))
-	return &idleResult{Streams: n, PlainMiB: mib(pw - pb), ModuleMiB: mib(mw - mb), PlainRSS: mib(pw), ModuleRSS: mib(mw)}, nil
+	return &idleResult{Streams: n, PlainMiB: mib(pw - pb), ModuleMiB: mib(mw - mb), PlainRSS: mib(pw), ModuleRSS: mib(mw), AddedMiB: mib((mw - mb) - (pw - pb))}, nil
 }

@@ -34,6 +34,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -176,6 +177,12 @@ func run() error {
 		fmt.Printf("self-check passed: %d workloads, plain forwards the upstream's bytes, llm_meta adds the meta they call for\n", len(loads))
 		fmt.Printf("streams of %d content events; JSON replies of about %d bytes; %d rounds of %v per config and concurrency\n",
 			*flagEvents, *flagJSONBytes, *flagRounds, *flagDuration)
+		if *flagVerbose {
+			for _, wl := range loads {
+				fmt.Printf("  %-32s upstream: %3d writes, %6d bytes; events read: plain %3d, llm_meta %3d\n",
+					wl.name(), len(wl.parts), len(bytes.Join(wl.parts, nil)), wl.want[plainSide], wl.want[moduleSide])
+			}
+		}
 		printTableHead()
 		for _, wl := range loads {
 			for _, conc := range concs {

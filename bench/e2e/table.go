@@ -141,8 +141,7 @@ func summary(rows []row, idle *idleResult) {
 		}
 	}
 	if idle != nil {
-		d := idle.ModuleMiB - idle.PlainMiB
-		check(d <= idleTargetMiB, fmt.Sprintf("idle %d streams: RSS growth %.1f MiB above plain (target <= %d)", idle.Streams, d, idleTargetMiB))
+		check(idle.AddedMiB <= idleTargetMiB, fmt.Sprintf("idle %d streams: RSS growth %.1f MiB above plain (target <= %d)", idle.Streams, idle.AddedMiB, idleTargetMiB))
 	}
 	fmt.Printf("\ntargets met: %d of %d\n", met, all)
 	for _, m := range missed {
