@@ -218,6 +218,7 @@ func (c *DataStreamConverter) part(code byte, val string) int {
 			c.delta("reasoning_content", text)
 		default:
 			c.buf = AppendErrorEvent(c.buf, text)
+			c.flushFull()
 		}
 		return partConverted
 	case '2', '8', '9', 'b', 'f', 'd':
@@ -370,6 +371,21 @@ func (c *convCore) start() bool {
 func (c *convCore) delta(field, text string) {
 	role := c.start()
 	c.buf = c.head.AppendDelta(c.buf, field, text, role)
+	c.flushFull()
+}
+
+// convFlushAt is how many bytes of chunks one upstream write may build
+// before they are written out. A part of a few bytes becomes a chunk of
+// over a hundred, so the chunks of one upstream write (up to 32 KiB from
+// reverse_proxy) could otherwise take a megabyte to hold (SPEC 8.1); and
+// the buffer stays small enough to be kept for the whole stream.
+const convFlushAt = 4 << 10
+
+// flushFull writes the chunks built so far once they fill convFlushAt.
+func (c *convCore) flushFull() {
+	if len(c.buf) >= convFlushAt {
+		_ = c.flush() // the error is sticky: Write returns it
+	}
 }
 
 // finish writes a finish chunk with the mapped finish reason and, when usage
@@ -382,6 +398,7 @@ func (c *convCore) finish(reason string, usage gjson.Result) {
 	var u []byte
 	c.scratch, u = appendUsage(c.scratch[:0], usage)
 	c.buf = c.head.AppendFinish(c.buf, mapFinishReason(reason), role, u)
+	c.flushFull()
 }
 
 // end completes the meta and writes [DONE], once. With a shared record the

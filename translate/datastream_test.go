@@ -177,8 +177,8 @@ func TestDataStreamCodes(t *testing.T) {
 	}
 }
 
-// One Write that produces output reaches the output in one Write; one that
-// completes no part writes nothing.
+// One Write that produces output (less than convFlushAt of chunks) reaches
+// the output in one Write; one that completes no part writes nothing.
 func TestDataStreamOneOutputWritePerInputWrite(t *testing.T) {
 	var out recorder
 	c := NewDataStreamConverter(&out, testOpts(nil))

@@ -174,6 +174,7 @@ func (c *UIStreamConverter) event(data []byte) {
 		c.aborted = true
 	case "error":
 		c.buf = AppendErrorEvent(c.buf, uiErrorMessage(v))
+		c.flushFull()
 	case "start":
 		if id := v.Get("messageId"); id.Type == gjson.String {
 			c.announce(id.Str)
