@@ -28,24 +28,30 @@ func (r *SSERewriter) endSpliced(term []byte, path string) {
 	}
 	var data []byte
 	data, _, r.scratch = EventData(term, r.scratch)
-	buf := r.ownBuf()
 	meta := r.reply.Meta.JSON()
 	if within(term, data) {
-		// One data line, as every real stream sends: splice in place.
-		off := offsetIn(term, data)
-		buf = append(buf, term[:off]...)
-		buf = appendSplicedMeta(buf, data, path, meta)
-		buf = append(buf, term[off+len(data):]...)
+		// One data line, as every real stream sends: the event goes out
+		// in pieces around the meta, never copied whole (it carries the
+		// whole reply again).
+		cut := offsetIn(term, data)
+		at, skip, prefix, ok := splicePoint(data, path)
+		r.write(r.ownBuf())
+		if ok {
+			r.write(term[:cut+at])
+			r.write(prefix)
+			r.write(meta)
+			cut += at + skip
+		}
+		r.write(term[cut:])
 	} else {
 		// Several data lines: the other lines as they came, then the data
 		// in as many data lines as it came in (joined, it holds a "\n"
 		// where each line ended: one line would cut the object short).
-		buf = appendEventLines(buf, term, appendSplicedMeta(nil, data, path, meta))
+		r.emitOwn(appendEventLines(r.ownBuf(), term, appendSplicedMeta(nil, data, path, meta)))
 	}
 	if r.opts.Stats != nil {
 		r.opts.Stats.FinalMeta++
 	}
-	r.emitOwn(buf)
 	// It ends as the upstream's event ended: an LF completing its CRLF in
 	// the next write follows it.
 	r.lastRaw = true
@@ -60,12 +66,33 @@ func offsetIn(outer, b []byte) int {
 }
 
 // appendSplicedMeta appends the JSON object data with "meta": meta set in
-// the object at path ("" data itself): an existing meta's value replaced,
-// else the member added at the object's end.
+// the object at path ("" data itself), or data as it came when it has no
+// such object (see splicePoint).
 func appendSplicedMeta(dst, data []byte, path string, meta []byte) []byte {
+	at, skip, prefix, ok := splicePoint(data, path)
+	if !ok {
+		return append(dst, data...)
+	}
+	dst = append(dst, data[:at]...)
+	dst = append(dst, prefix...)
+	dst = append(dst, meta...)
+	return append(dst, data[at+skip:]...)
+}
+
+var (
+	metaMember      = []byte(`"meta":`)
+	metaAfterMember = []byte(`,"meta":`)
+)
+
+// splicePoint says where "meta" goes in the JSON object data, in the object
+// at path ("" data itself): the meta's value goes at data[at], after
+// prefix, in place of the skip bytes there (an existing meta's value is
+// replaced; else the member is added at the object's end). ok is false when
+// data is not valid JSON or has no object there: not ours to mend.
+func splicePoint(data []byte, path string) (at, skip int, prefix []byte, ok bool) {
 	s := unsafeString(data)
 	if !ValidJSON(s) {
-		return append(dst, data...) // not ours to mend
+		return 0, 0, nil, false
 	}
 	var obj gjson.Result
 	objStart := 0
@@ -81,22 +108,16 @@ func appendSplicedMeta(dst, data []byte, path string, meta []byte) []byte {
 		objStart = obj.Index
 	}
 	if !obj.IsObject() || objStart < 0 || objStart+len(obj.Raw) > len(s) || s[objStart:objStart+len(obj.Raw)] != obj.Raw {
-		return append(dst, data...) // nowhere to put it: as it came
+		return 0, 0, nil, false
 	}
 	if old := gjson.Get(obj.Raw, "meta"); old.Exists() && old.Index > 0 {
-		at := objStart + old.Index
-		dst = append(dst, data[:at]...)
-		dst = append(dst, meta...)
-		return append(dst, data[at+len(old.Raw):]...)
+		return objStart + old.Index, len(old.Raw), nil, true
 	}
 	end := objStart + len(obj.Raw) - 1 // its closing '}'
-	dst = append(dst, data[:end]...)
 	if bytes.ContainsFunc(data[objStart+1:end], func(r rune) bool { return !isJSONSpace(byte(r)) }) {
-		dst = append(dst, ',')
+		return end, 0, metaAfterMember, true
 	}
-	dst = append(dst, `"meta":`...)
-	dst = append(dst, meta...)
-	return append(dst, data[end:]...)
+	return end, 0, metaMember, true
 }
 
 // appendEventLines appends the event raw again with data as its data: its
