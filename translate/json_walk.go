@@ -1,6 +1,9 @@
 package translate
 
-import "strings"
+import (
+	"math/bits"
+	"strings"
+)
 
 // A walk over a JSON document already checked by ValidJSON: with validity
 // known, finding a key or passing over a value needs no parsing, only the
@@ -26,9 +29,28 @@ func walkSpace(s string, i int) int {
 }
 
 // walkString returns the index just past the string whose opening quote is
-// at s[i].
+// at s[i]. A short string's bytes are passed over eight at a time up to the
+// next quote or backslash (as validString does), with no call; past the
+// first 16 bytes (a reply's text), the next quote is found by IndexByte,
+// which is vectorised, and an escaped one is told by the backslashes
+// before it.
 func walkString(s string, i int) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	i++
+	for n := 0; n < 2 && i+8 <= len(s); n++ {
+		x := load64(s, i)
+		q := x ^ (lo * '"')
+		b := x ^ (lo * '\\')
+		// The mask flags its lowest matching byte exactly.
+		if m := ((q-lo)&^q | (b-lo)&^b) & hi; m != 0 {
+			i += bits.TrailingZeros64(m) >> 3
+			if s[i] == '"' {
+				return i + 1
+			}
+			break // an escape: the slow way from here
+		}
+		i += 8
+	}
 	for {
 		k := strings.IndexByte(s[i:], '"')
 		if k < 0 {
@@ -165,28 +187,22 @@ type toolWalk struct {
 	fcV, fcEnd     int   // bounds of this choice's function_call.name
 }
 
-// walkToolNames adds to meta each tool name of a valid JSON reply, in the
-// order RewriteJSONReply takes them: for each choice, the names of
+// walkToolNames adds to meta each tool name of a valid JSON reply whose
+// first top-level "choices" has its value at s[v], in the order
+// RewriteJSONReply takes them: for each choice, the names of
 // message.tool_calls[*].function.name, then message.function_call.name,
 // each found as gjson's Get finds it (the first tool_calls member of the
 // message copies in document order; the first function copy with a name).
-// Each byte up to the end of choices is read about once.
-func walkToolNames(s string, calls, funcCall bool, meta *Meta) {
+// Each byte of choices is read about once.
+func walkToolNames(s string, v int, calls, funcCall bool, meta *Meta) {
 	w := toolWalk{s: s, calls: calls, funcs: funcCall, meta: meta}
-	root := iterAt(s, walkSpace(s, 0))
-	for k, v, ok := root.next(); ok; k, v, ok = root.next() {
-		if k != "choices" {
-			continue
-		}
-		if s[v] == '[' || s[v] == '{' { // gjson's ForEach visits an object's values too
-			ci := iterAt(s, v)
-			for _, c, ok := ci.next(); ok; _, c, ok = ci.next() {
-				if s[c] == '{' {
-					ci.skipTo(w.choice(c))
-				}
+	if s[v] == '[' || s[v] == '{' { // gjson's ForEach visits an object's values too
+		ci := iterAt(s, v)
+		for _, c, ok := ci.next(); ok; _, c, ok = ci.next() {
+			if s[c] == '{' {
+				ci.skipTo(w.choice(c))
 			}
 		}
-		return // the first choices only
 	}
 }
 
