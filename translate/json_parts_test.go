@@ -39,10 +39,35 @@ var protocolReplySeeds = []string{
 	" \n {\"type\":\"message\",\"content\":[{\"type\":\"tool_use\",\"name\":\"ws\"}]} \n",
 	`{"type":"message","content":[],"usage":{"input_tokens":1,"output_tokens":2}}`,
 	`{"type":"message","meta":[1]}`,
+	// The index's reading of tools: a function_call before tool_calls, in
+	// a second message, without a name and then with one; functions
+	// without a name, twice; and more tools than the index holds.
+	`{"choices":[{"message":{"function_call":{"arguments":"{}"},"content":"a"},"message":{"function_call":{"name":"fc2"},"tool_calls":[{"function":{"x":1},"function":{"name":"t1","name":"t1b"},"function":{"name":"t1c"}},{"function":"s"},[],{"function":{"name":{"a":"b"}}}]},"message":{"tool_calls":[{"function":{"name":"late"}}]}},{"message":[{"tool_calls":[{"function":{"name":"arr"}}]}]}]}`,
+	`{"choices":[{"message":{"tool_calls":{"0":{"function":{"name":"obj"}}},"function_call":{"name":[1]}}},{"message":{"function_call":{"name":"fc"},"function_call":{"name":"fc2"}}}],"usage":{"prompt_tokens_details":[1],"prompt_tokens_details":{"cached_tokens":"s"},"prompt_tokens":1}}`,
+	manyTools(`{"choices":[{"message":{"tool_calls":[`, `{"function":{"name":"t%d"}}`, `]}}]}`),
+	manyTools(`{"object":"response","output":[`, `{"type":"function_call","name":"f%d"}`, `]}`),
+	manyTools(`{"type":"message","content":[`, `{"type":"tool_use","name":"b%d"}`, `]}`),
+	manyTools(`{"object":"response","output":[`, `{"type":"function_call","id":"%d"},{"type":"x%d_call"}`, `]}`),
+	`{"object":"response","choices":[{"message":{"tool_calls":[{"function":{"name":"not chat"}}]}}],"content":[{"type":"tool_use","name":"not anthropic"}],"output":[{"type":"a_call"}]}`,
+	`{"type":"message","output":[{"type":"a_call"}],"content":[{"type":"x","type":"tool_use","name":"n"},{"name":"m","type":"server_tool_use"},{"type":["tool_use"]}]}`,
 	// Chat replies with cost, structured text and choices' meta together.
 	`{"choices":[{"message":{"content":"{\"reply\":\"hi\",\"structured_result\":{\"type\":\"list\",\"items\":[1]}}"},"meta":{"a":1}}],"usage":{"prompt_tokens":1,"completion_tokens":2,"cost":0.1},"meta":{"b":2}}`,
 	`{"content":"{\"reply\":\"top\",\"status\":\"ok\"}","meta":{}}`,
 	`{"choices":[{"message":{"content":"{\"reply\":\"x\"}"}},{"meta":{}}],"choices":[{"message":{"content":"{\"reply\":\"y\"}"}}]}`,
+}
+
+// manyTools is head, then 40 items (each item with %d for its number),
+// then tail.
+func manyTools(head, item, tail string) string {
+	var b strings.Builder
+	b.WriteString(head)
+	for i := 0; i < 40; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strings.Replace(item, "%d", strconv.Itoa(i%30), 1))
+	}
+	return b.String() + tail
 }
 
 // partsCorpus is every reply the parts are checked on: the seeds, the

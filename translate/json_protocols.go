@@ -11,21 +11,20 @@ import "github.com/tidwall/gjson"
 type jsonProtocol struct {
 	name string
 	read func(root gjson.Result, rep *Reply, text bool)
-	// items is the top-level member whose items name the tools, toolOf
-	// the tool an item's type names (SPEC 4.4, 4.5).
+	// items is the top-level member whose items name the tools (refs of
+	// the index of that kind), toolOf the tool an item's type names (SPEC
+	// 4.4, 4.5).
 	items  int
+	refs   uint8
 	toolOf func(t string) (tool string, byName bool)
-	// usage reads the usage object at s[o] into the record.
-	usage func(rep *Reply, s string, o int)
+	usage  *usageReading
 }
 
 // jsonProtocols recognise a JSON reply by its top level (SPEC 4): the one
 // registration line of each such protocol.
 var (
-	responsesJSON = &jsonProtocol{"responses", readResponse, topOutput, responsesToolOf,
-		func(rep *Reply, s string, o int) { rep.readUsageAt(s, o, &responsesUsage) }}
-	anthropicJSON = &jsonProtocol{"anthropic", readMessage, topContent, anthropicToolOf,
-		(*Reply).readAnthropicUsageAt}
+	responsesJSON = &jsonProtocol{"responses", readResponse, topOutput, refOutput, responsesToolOf, &responsesUsageReading}
+	anthropicJSON = &jsonProtocol{"anthropic", readMessage, topContent, refContent, anthropicToolOf, &anthropicUsageReading}
 )
 
 // jsonProtocolOf returns the protocol of a JSON reply, nil for a chat
@@ -43,10 +42,10 @@ func jsonProtocolOf(root gjson.Result) *jsonProtocol {
 
 // protocol is jsonProtocolOf by the index.
 func (x *jsonIndex) protocol(s string) *jsonProtocol {
-	if o, ok := x.str(s, topObject); ok && o == "response" {
+	if o, ok := x.topStr(s, topObject); ok && o == "response" {
 		return responsesJSON
 	}
-	if t, ok := x.str(s, topType); ok && t == "message" {
+	if t, ok := x.topStr(s, topType); ok && t == "message" {
 		return anthropicJSON
 	}
 	return nil
@@ -54,19 +53,26 @@ func (x *jsonIndex) protocol(s string) *jsonProtocol {
 
 // readIndexed reads a reply of the protocol by its index, in the order of
 // read (readHead, then the items), without its text: the usage and its
-// cost, the reply's own meta, and the items' tools when the index saw an
-// item type that may name one.
+// cost, the reply's own meta, the items' tools.
 func (p *jsonProtocol) readIndexed(s string, x *jsonIndex, rep *Reply, opts *JSONOptions) {
 	readIDModel(s, x, true, rep, opts)
-	if v, ok := x.at(s, topUsage); ok && s[v] == '{' {
-		p.usage(rep, s, v)
-	}
+	rep.readUsageIndexed(s, x, p.usage)
 	if v, end, ok := x.value(s, topMeta); ok && s[v] == '{' {
 		rep.Meta.mergeResult(gjson.Parse(s[v:end]))
 	}
-	if x.flags&idxToolType != 0 {
+	if x.flags&idxManyTools != 0 {
 		if v, ok := x.at(s, p.items); ok {
 			walkToolItems(s, v, &rep.Meta, p.toolOf)
+		}
+		return
+	}
+	for _, r := range x.refs[:x.nrefs] {
+		if r.kind == p.refs {
+			name := r.name
+			if name == 0 {
+				name = -1
+			}
+			addItemToolAt(s, r.v, name, &rep.Meta, p.toolOf)
 		}
 	}
 }

@@ -12,41 +12,6 @@ import "strconv"
 // jsonSpan is the bounds of a value in a document; end 0: none.
 type jsonSpan struct{ v, end int }
 
-// walkFields finds, in one pass over the members of the object at s[o],
-// the value of each of paths (a key, or two joined by a dot) as gjson's Get
-// finds it: the first member of that name; for two keys, the first member
-// of the first name through which the second leads. It stops once all are
-// found, unless whole asks for the object to be read to its end, which it
-// then returns (-1 otherwise).
-func walkFields(s string, o int, paths []string, vals []jsonSpan, whole bool) int {
-	left := len(paths)
-	it := iterAt(s, o)
-	for k, v, ok := it.next(); ok && (whole || left > 0); k, v, ok = it.next() {
-		if left == 0 {
-			continue
-		}
-		for j, path := range paths {
-			if vals[j].end != 0 || len(path) < len(k) || path[:len(k)] != k {
-				continue
-			}
-			switch rest := path[len(k):]; {
-			case rest == "":
-				vals[j] = jsonSpan{v, walkValue(s, v)}
-				left--
-			case rest[0] == '.' && s[v] == '{':
-				if cv, ce, found := walkMember(s, v, rest[1:]); found {
-					vals[j] = jsonSpan{cv, ce}
-					left--
-				}
-			}
-		}
-	}
-	if !whole {
-		return -1
-	}
-	return it.i
-}
-
 // number reads the value as gjson reads a number (strconv.ParseFloat; a
 // plain integer of up to 15 digits directly), ok false when it is not one.
 func (sp jsonSpan) number(s string) (float64, bool) {
@@ -89,62 +54,96 @@ func (r *Reply) costAt(s string, cost jsonSpan) {
 	}
 }
 
-// readUsageAt reads the usage object at s[o] (ReadChat, ReadResponses: the
-// shape says which) and its cost.
-func (r *Reply) readUsageAt(s string, o int, shape *usageShape) {
-	var c [5]usageCount
-	r.readUsageFields(s, o, shape[:], c[:])
-	r.Usage.apply(&c)
+// usageReading is how one protocol's usage is read from the index: the
+// usage slots of its counts, in the order apply (or, for an Anthropic
+// usage object, applyAnthropic) takes them, the cost last.
+type usageReading struct {
+	slots     []int
+	anthropic bool
 }
 
-// readAnthropicUsageAt reads the Anthropic usage object at s[o]
-// (UpdateAnthropic) and its cost.
-func (r *Reply) readAnthropicUsageAt(s string, o int) {
-	var c [4]usageCount
-	r.readUsageFields(s, o, anthropicUsage[:], c[:])
-	r.Usage.applyAnthropic(&c)
-}
+var (
+	chatUsageReading      = usageReading{chatUsageSlots, false}
+	responsesUsageReading = usageReading{responsesUsageSlots, false}
+	anthropicUsageReading = usageReading{anthropicUsageSlots, true}
+)
 
-// readUsageFields reads the counts a usage object at s[o] gives under
-// names (at most five) into c, and records its cost.
-func (r *Reply) readUsageFields(s string, o int, names []string, c []usageCount) {
-	var paths [6]string
-	var vals [6]jsonSpan
-	n := copy(paths[:], names)
-	paths[n] = "cost"
-	walkFields(s, o, paths[:n+1], vals[:n+1], false)
-	for i := range c {
-		c[i] = vals[i].count(s)
+// readUsageIndexed reads the reply's usage object (ReadChat, ReadResponses
+// or UpdateAnthropic, as how says) and its cost, from where the index
+// found their counts.
+func (r *Reply) readUsageIndexed(s string, x *jsonIndex, how *usageReading) {
+	if x.top[topUsage] == 0 {
+		return
 	}
-	r.costAt(s, vals[n])
+	var c [5]usageCount
+	n := len(how.slots) - 1
+	for i := 0; i < n; i++ {
+		c[i] = x.usageSpan(s, how.slots[i]).count(s)
+	}
+	if how.anthropic {
+		r.Usage.applyAnthropic((*[4]usageCount)(c[:4]))
+	} else {
+		r.Usage.apply(&c)
+	}
+	r.costAt(s, x.usageSpan(s, how.slots[n]))
+}
+
+// usageSpan is the value of a usage slot.
+func (x *jsonIndex) usageSpan(s string, slot int) jsonSpan {
+	if x.usage[slot] == 0 {
+		return jsonSpan{}
+	}
+	v := walkSpace(s, x.usage[slot])
+	return jsonSpan{v, walkValue(s, v)}
 }
 
 // walkToolItems adds the tools the items of the array (or the values of
 // the object) at s[v] name, as addItemTool does for each item that gjson's
 // ForEach visits: the items of a Responses output, the blocks of an
-// Anthropic content.
+// Anthropic content. The index finds them in the pass that validates a
+// reply; this walk reads a reply with more of them than the index holds.
 func walkToolItems(s string, v int, m *Meta, toolOf func(string) (string, bool)) {
 	if s[v] != '[' && s[v] != '{' {
 		return
 	}
-	var fields [2]jsonSpan
-	paths := [2]string{"type", "name"}
 	it := iterAt(s, v)
 	for _, item, ok := it.next(); ok; _, item, ok = it.next() {
 		if s[item] != '{' {
 			continue
 		}
-		fields = [2]jsonSpan{}
-		it.skipTo(walkFields(s, item, paths[:], fields[:], true))
-		t := fields[0]
-		if t.end == 0 || s[t.v] != '"' {
-			continue
+		typ, name := -1, -1 // the first of each, as gjson's Get finds it
+		fields := iterAt(s, item)
+		for k, f, ok := fields.next(); ok; k, f, ok = fields.next() {
+			switch {
+			case k == "type" && typ < 0:
+				typ = f
+			case k == "name" && name < 0:
+				name = f
+			}
 		}
-		tool, byName := toolOf(jsonStr(s[t.v:t.end]))
-		if n := fields[1]; !byName {
-			m.AddTool(tool)
-		} else if n.end != 0 && s[n.v] == '"' {
-			m.AddTool(jsonStr(s[n.v:n.end]))
+		it.skipTo(fields.i)
+		addItemToolAt(s, typ, name, m, toolOf)
+	}
+}
+
+// addItemToolAt adds the tool of an item whose first type and name values
+// start at typ and name (-1: none there), as addItemTool does.
+func addItemToolAt(s string, typ, name int, m *Meta, toolOf func(string) (string, bool)) {
+	if typ < 0 {
+		return
+	}
+	t, isStr := strAt(s, typ)
+	if !isStr {
+		return
+	}
+	tool, byName := toolOf(t)
+	if !byName {
+		m.AddTool(tool) // "" adds nothing
+		return
+	}
+	if name >= 0 {
+		if n, ok := strAt(s, name); ok {
+			m.AddTool(n)
 		}
 	}
 }

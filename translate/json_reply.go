@@ -158,7 +158,7 @@ func (p *jsonPlan) rewrite(extra *Meta, opts *JSONOptions) (*Meta, bool) {
 func readIDModel(s string, x *jsonIndex, indexed bool, rep *Reply, opts *JSONOptions) {
 	get := func(t int, key string) string {
 		if indexed {
-			v, _ := x.str(s, t)
+			v, _ := x.topStr(s, t)
 			return v
 		}
 		return gjson.Get(s, key).Str
@@ -252,8 +252,9 @@ func readChat(root gjson.Result, rep *Reply) (choiceMeta []int) {
 	return choiceMeta
 }
 
-// readChatIndexed reads a chat completion by its index: each part only
-// when the index saw its keys, the tool names in one walk (json_walk.go).
+// readChatIndexed reads a chat completion by its index: the choices' meta
+// only when the index saw a nested one, the tool names from the index (by
+// a walk when there were more than it holds).
 func readChatIndexed(s string, x *jsonIndex, rep *Reply) (choiceMeta []int) {
 	meta := &rep.Meta
 	if x.flags&idxNestedMeta != 0 {
@@ -264,14 +265,21 @@ func readChatIndexed(s string, x *jsonIndex, rep *Reply) (choiceMeta []int) {
 	if v, end, ok := x.value(s, topMeta); ok && s[v] == '{' {
 		meta.mergeResult(gjson.Parse(s[v:end]))
 	}
-	if calls, fc := x.flags&idxToolCalls != 0, x.flags&idxFuncCall != 0; calls || fc {
+	if x.flags&idxManyTools != 0 {
 		if v, ok := x.at(s, topChoices); ok {
-			walkToolNames(s, v, calls, fc, meta)
+			walkToolNames(s, v, true, true, meta)
+		}
+	} else {
+		for _, r := range x.refs[:x.nrefs] {
+			if r.kind != refChat {
+				continue
+			}
+			if name, ok := strAt(s, r.v); ok {
+				meta.AddTool(name)
+			}
 		}
 	}
-	if v, ok := x.at(s, topUsage); ok && s[v] == '{' {
-		rep.readUsageAt(s, v, &chatUsage)
-	}
+	rep.readUsageIndexed(s, x, &chatUsageReading)
 	return choiceMeta
 }
 

@@ -35,6 +35,9 @@ value: // a value must start here
 			goto after
 		}
 		open = append(open, c)
+		if idx != nil {
+			idx.push(open)
+		}
 		if c == '{' {
 			goto member
 		}
@@ -44,8 +47,8 @@ value: // a value must start here
 		if i, _, ok = validString(s, i+1); !ok {
 			return false
 		}
-		if idx != nil && idx.wantType && len(open) == 3 {
-			idx.typeValue(s[start:i])
+		if idx != nil && idx.key >= kToolName && idx.keyDepth == len(open) {
+			idx.str(s[start:i], start)
 		}
 	case 't':
 		if i+4 > len(s) || s[i+1:i+4] != "rue" {
@@ -85,6 +88,9 @@ after: // a value ended just before i
 		}
 		goto value
 	case s[i] == top+2:
+		if idx != nil {
+			idx.pop(len(open))
+		}
 		open = open[:len(open)-1]
 		i++
 		goto after
