@@ -2,6 +2,7 @@ package translate
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -272,4 +273,41 @@ func BenchmarkJSONReply1MiB(b *testing.B) {
 			}
 		}
 	})
+}
+
+// failAfter accepts n bytes, then fails.
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		k := f.n
+		f.n = 0
+		return k, errWriteFailed
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+var errWriteFailed = errors.New("write failed")
+
+// WriteTo stops at the first failed write and counts what went; a body
+// that is not a JSON object is its one piece, unchanged.
+func TestJSONReplyPartsWriteTo(t *testing.T) {
+	var parts JSONReplyParts
+	body := []byte(`{"choices":[{"message":{"tool_calls":[{"function":{"name":"t"}}]}}]}`)
+	if _, ok := parts.Rewrite(body, nil, JSONOptions{}); !ok || !parts.Changed() {
+		t.Fatal("not rewritten")
+	}
+	w := &failAfter{n: 10}
+	n, err := parts.WriteTo(w)
+	if !errors.Is(err, errWriteFailed) || n != 10 {
+		t.Fatalf("wrote %d, %v", n, err)
+	}
+	bad := []byte(`{"choices":[`)
+	if meta, ok := parts.Rewrite(bad, nil, JSONOptions{}); ok || meta != nil || parts.Changed() || parts.Len() != len(bad) {
+		t.Fatalf("invalid body: ok %v, changed %v, Len %d", ok, parts.Changed(), parts.Len())
+	}
+	if pieces := parts.Pieces(nil); len(pieces) != 1 || !sameMemory(pieces[0], bad) {
+		t.Fatalf("pieces %q", pieces)
+	}
 }

@@ -127,10 +127,19 @@ func (p *jsonPlan) sizeHint(m *Meta) int {
 // structured reply's text). Its new memory is about the size of the meta,
 // whatever the size of the reply: a forwarded reply is held once.
 //
+// A forwarding caller, with the whole body read:
+//
+//	meta, ok := parts.Rewrite(body, extra, opts)
+//	// !ok: body is not a JSON object; forward it untouched.
+//	// parts.Changed(): set Content-Length to parts.Len(), drop ETag.
+//	parts.WriteTo(w) // or net.Buffers(parts.Pieces(nil)).WriteTo(w)
+//	// only now may body's memory go back to a pool.
+//
 // The zero value is ready for Rewrite; one JSONReplyParts serves one reply
 // at a time, and the next one after it (Rewrite starts anew). It refers to
-// the body it was given until then: the body must stay as it is until the
-// pieces are written.
+// the body it was given, and to opts.Buf when given (which must not be
+// the body's memory), until then: both must stay as they are until the
+// pieces are written. It must not be copied once used.
 type JSONReplyParts struct {
 	plan    jsonPlan
 	changed bool

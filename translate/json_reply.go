@@ -65,11 +65,7 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 func (p *jsonPlan) rewrite(extra *Meta, opts *JSONOptions) (*Meta, bool) {
 	s := unsafeString(p.body)
 	var x jsonIndex
-	if !scanJSON(s, &x) {
-		return nil, false
-	}
-	root := walkSpace(s, 0)
-	if s[root] != '{' {
+	if !scanJSON(s, &x) || s[walkSpace(s, 0)] != '{' {
 		return nil, false
 	}
 	rep := opts.newReply()
@@ -79,26 +75,7 @@ func (p *jsonPlan) rewrite(extra *Meta, opts *JSONOptions) (*Meta, bool) {
 	// Keys spelt with escapes defeat the index's raw comparisons: such a
 	// reply is read the general way, and so is the text run-once reads.
 	indexed := x.flags&idxEscapedKey == 0
-	var proto *jsonProtocol
-	if indexed {
-		proto = x.protocol(s)
-	} else {
-		proto = jsonProtocolOf(gjson.Parse(s))
-	}
-	var choiceMeta []int
-	switch {
-	case proto != nil && indexed && !rep.WantContent:
-		proto.readIndexed(s, &x, rep, opts)
-	case proto != nil:
-		proto.read(gjson.Parse(s), rep, rep.WantContent)
-	default:
-		readIDModel(s, &x, indexed, rep, opts)
-		if indexed {
-			choiceMeta = readChatIndexed(s, &x, rep)
-		} else {
-			choiceMeta = readChat(gjson.Parse(s), rep)
-		}
-	}
+	proto, choiceMeta := readJSONReply(s, &x, indexed, rep, opts)
 	if opts.BeforeEnd != nil {
 		opts.BeforeEnd(rep)
 	}
@@ -109,12 +86,47 @@ func (p *jsonPlan) rewrite(extra *Meta, opts *JSONOptions) (*Meta, bool) {
 		p.structured(meta, opts.Warn)
 	}
 	rep.Seal()
-
-	if p.rebuilt { // the body's places are looked up again
-		s = unsafeString(p.body)
-		root = walkSpace(s, 0)
-		indexed = false
+	if p.rebuilt {
+		indexed = false // the index's places are the body's as it came
 	}
+	p.planMeta(&x, indexed, meta, choiceMeta, proto != nil)
+	p.sort()
+	return meta, true
+}
+
+// readJSONReply reads the JSON reply s into the record, by its index when
+// indexed: its protocol (nil: a chat completion), and, for a chat
+// completion, the indices of the choices with a meta.
+func readJSONReply(s string, x *jsonIndex, indexed bool, rep *Reply, opts *JSONOptions) (proto *jsonProtocol, choiceMeta []int) {
+	if indexed {
+		proto = x.protocol(s)
+	} else {
+		proto = jsonProtocolOf(gjson.Parse(s))
+	}
+	switch {
+	case proto != nil && indexed && !rep.WantContent:
+		proto.readIndexed(s, x, rep, opts)
+	case proto != nil:
+		proto.read(gjson.Parse(s), rep, rep.WantContent)
+	default:
+		readIDModel(s, x, indexed, rep, opts)
+		if indexed {
+			choiceMeta = readChatIndexed(s, x, rep)
+		} else {
+			choiceMeta = readChat(gjson.Parse(s), rep)
+		}
+	}
+	return proto, choiceMeta
+}
+
+// planMeta plans the cuts that give p.body meta as its top-level "meta":
+// the choices' meta removed; the reply's own top-level meta kept when it
+// says the same and nothing else changes, else replaced, or removed when
+// the meta is empty; else the meta added at the end. proto: a Responses
+// object or an Anthropic message, whose own meta is compared by value.
+func (p *jsonPlan) planMeta(x *jsonIndex, indexed bool, meta *Meta, choiceMeta []int, proto bool) {
+	s := unsafeString(p.body)
+	root := walkSpace(s, 0)
 	// The reply's own top-level meta, as gjson's Get finds it.
 	var top, topEnd int
 	var hasTop bool
@@ -146,11 +158,9 @@ func (p *jsonPlan) rewrite(extra *Meta, opts *JSONOptions) (*Meta, bool) {
 			kind = cutMetaComma
 		}
 		p.cut(end, len(s), nil, kind)
-	case changed || !sameTopMeta(s[top:topEnd], meta, proto != nil):
+	case changed || !sameTopMeta(s[top:topEnd], meta, proto):
 		p.cut(top, topEnd, nil, cutMetaValue)
 	}
-	p.sort()
-	return meta, true
 }
 
 // readIDModel reads the reply's id and model for who reads them: the end

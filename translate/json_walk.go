@@ -7,9 +7,10 @@ import (
 
 // A walk over a JSON document already checked by ValidJSON: with validity
 // known, finding a key or passing over a value needs no parsing, only the
-// string and nesting boundaries. It answers the few paths of a JSON reply
-// that are looked up on every request (the tool names) in one pass, where
-// gjson's Get and ForEach scan each choice again for every path.
+// string and nesting boundaries. It answers a few paths of a JSON reply in
+// one pass, where gjson's Get and ForEach scan each choice again for every
+// path: the tool names of a reply with more of them than the index of
+// json_index.go holds, the edits of json_edit.go, the events of streams.
 //
 // The document is a string (unsafeString of the caller's bytes: nothing is
 // kept). Keys are compared as their raw bytes, so the walk is only exact for
@@ -210,7 +211,8 @@ type toolWalk struct {
 
 // walkToolNames adds to meta each tool name of a valid JSON reply whose
 // first top-level "choices" has its value at s[v], in the order
-// RewriteJSONReply takes them: for each choice, the names of
+// RewriteJSONReply takes them (as the index finds them while it validates
+// a reply with fewer): for each choice, the names of
 // message.tool_calls[*].function.name, then message.function_call.name,
 // each found as gjson's Get finds it (the first tool_calls member of the
 // message copies in document order; the first function copy with a name).
