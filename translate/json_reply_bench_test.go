@@ -99,3 +99,25 @@ func BenchmarkJSONReply2K(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkJSONReplyParts2K is the same call made as pieces
+// (JSONReplyParts, kept from reply to reply as the module would keep it in
+// its per-request state): no copy of the reply, its length known.
+func BenchmarkJSONReplyParts2K(b *testing.B) {
+	for _, c := range benchJSONReplies {
+		b.Run(c.name, func(b *testing.B) {
+			var rep Reply
+			var parts JSONReplyParts
+			extra := new(Meta)
+			b.SetBytes(int64(len(c.body)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				rep = Reply{}
+				rep.Meta.Limit(DefaultMaxMetaBytes, nil)
+				if _, ok := parts.Rewrite(c.body, extra, JSONOptions{ForwardOnly: true, Reply: &rep}); !ok || parts.Len() <= len(c.body) {
+					b.Fatal("not rewritten")
+				}
+			}
+		})
+	}
+}
