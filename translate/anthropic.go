@@ -58,13 +58,16 @@ func (d *anthropicDialect) end(term []byte) { d.w.endSpliced(term, "") }
 
 // anthropicTool adds the name of a tool_use, server_tool_use or
 // mcp_tool_use content block.
-func anthropicTool(block gjson.Result, m *Meta) {
-	switch block.Get("type").Str {
+func anthropicTool(block gjson.Result, m *Meta) { addItemTool(block, m, anthropicToolOf) }
+
+// anthropicToolOf says whether a content block of type t names a tool (by
+// its name).
+func anthropicToolOf(t string) (tool string, byName bool) {
+	switch t {
 	case "tool_use", "server_tool_use", "mcp_tool_use":
-		if n := block.Get("name"); n.Type == gjson.String {
-			m.AddTool(n.Str)
-		}
+		return "", true
 	}
+	return "", false
 }
 
 // readMessage reads an Anthropic message (a JSON reply): id, model, usage,

@@ -2,79 +2,68 @@ package translate
 
 import "strings"
 
-// Edits of a valid JSON document made in one pass, where a path-based edit
-// per element (sjson) would copy the whole document once per element: a
-// reply with a hundred thousand choices, each with its own meta, is then
-// a hundred thousand copies.
+// Edits of a valid JSON document planned in one pass (as cuts of a
+// jsonPlan, json_plan.go), where a path-based edit per element (sjson)
+// would copy the whole document once per element: a reply with a hundred
+// thousand choices, each with its own meta, is then a hundred thousand
+// copies.
 
-// deleteChoiceMetas returns doc, a valid JSON object, without the meta of
-// the choices whose indices idx lists (ascending): byte for byte what
-// sjson.DeleteBytes(doc, "choices.<i>.meta") makes of it for each i in turn,
-// in one pass over doc. As in sjson, "choices" is the first member of that
-// name; i is the i-th element of an array, or the first member named i of
-// an object; meta is the first member of that name of the element, when it
-// is an object; the member goes with the comma before it, or, when it comes
-// first, with the white space before it and the comma after it.
-func deleteChoiceMetas(doc []byte, idx []int) []byte {
-	s := unsafeString(doc)
+// cutChoiceMetas plans the removal of the meta of the choices whose indices
+// idx lists (ascending) from p.body, a valid JSON object: byte for byte
+// what sjson.DeleteBytes(doc, "choices.<i>.meta") makes of it for each i in
+// turn, in one pass over it. As in sjson, "choices" is the first member of
+// that name; i is the i-th element of an array, or the first member named
+// i of an object; meta is the first member of that name of the element,
+// when it is an object; the member goes as cutMember says.
+func (p *jsonPlan) cutChoiceMetas(idx []int) {
+	s := unsafeString(p.body)
 	root := walkSpace(s, 0)
 	if len(idx) == 0 || root >= len(s) || s[root] != '{' {
-		return doc
+		return
 	}
 	v, _, ok := walkMember(s, root, "choices")
 	if !ok || (s[v] != '[' && s[v] != '{') {
-		return doc
+		return
 	}
-	e := choiceEdit{s: s, out: make([]byte, 0, len(s))}
+	p.reserve(len(idx))
 	it := iterAt(s, v)
 	if s[v] == '[' {
-		n, p := 0, 0
-		for _, c, ok := it.next(); ok && p < len(idx); _, c, ok = it.next() {
-			if n == idx[p] {
-				p++
+		n, i := 0, 0
+		for _, c, ok := it.next(); ok && i < len(idx); _, c, ok = it.next() {
+			if n == idx[i] {
+				i++
 				if s[c] == '{' {
-					it.skipTo(e.deleteMeta(c))
+					it.skipTo(p.cutMember(s, c, "meta"))
 				}
 			}
 			n++
 		}
-	} else {
-		want := make(map[int]bool, len(idx))
-		for _, i := range idx {
-			want[i] = true
+		return
+	}
+	want := make(map[int]bool, len(idx))
+	for _, i := range idx {
+		want[i] = true
+	}
+	for k, c, ok := it.next(); ok && len(want) > 0; k, c, ok = it.next() {
+		n, isIndex := indexKey(k)
+		if !isIndex || !want[n] {
+			continue
 		}
-		for k, c, ok := it.next(); ok && len(want) > 0; k, c, ok = it.next() {
-			n, isIndex := indexKey(k)
-			if !isIndex || !want[n] {
-				continue
-			}
-			delete(want, n) // only the first member of that name
-			if s[c] == '{' {
-				it.skipTo(e.deleteMeta(c))
-			}
+		delete(want, n) // only the first member of that name
+		if s[c] == '{' {
+			it.skipTo(p.cutMember(s, c, "meta"))
 		}
 	}
-	if e.last == 0 {
-		return doc
-	}
-	return append(e.out, s[e.last:]...)
 }
 
-// choiceEdit copies a document with cuts: out holds s up to last, minus
-// the cuts made so far.
-type choiceEdit struct {
-	s    string
-	out  []byte
-	last int
-}
-
-// deleteMeta cuts the first member named meta of the object at o, as sjson
-// deletes a member, and returns where the object ends.
-func (e *choiceEdit) deleteMeta(o int) int {
-	s := e.s
+// cutMember plans the removal of the first member named key of the object
+// at s[o], as sjson deletes a member, and returns where the object ends:
+// the member goes with the comma before it, or, when it comes first, with
+// the white space before it and the comma after it.
+func (p *jsonPlan) cutMember(s string, o int, key string) int {
 	it := iterAt(s, o)
 	for k, v, ok := it.next(); ok; k, v, ok = it.next() {
-		if !keyIs(k, "meta") {
+		if !keyIs(k, key) {
 			continue
 		}
 		end := walkValue(s, v)
@@ -85,19 +74,18 @@ func (e *choiceEdit) deleteMeta(o int) int {
 			ks--
 		}
 		ks = lastUnescapedQuote(s, ks)
-		p := ks - 1
-		for isJSONSpace(s[p]) {
-			p--
+		q := ks - 1
+		for isJSONSpace(s[q]) {
+			q--
 		}
-		from, to := p, end // after a comma: the comma to the end of the value
-		if s[p] == '{' {
-			from = p + 1
-			if q := walkSpace(s, end); q < len(s) && s[q] == ',' {
-				to = q + 1
+		from, to := q, end // after a comma: the comma to the end of the value
+		if s[q] == '{' {
+			from = q + 1
+			if c := walkSpace(s, end); c < len(s) && s[c] == ',' {
+				to = c + 1
 			}
 		}
-		e.out = append(e.out, s[e.last:from]...)
-		e.last = to
+		p.cut(from, to, nil, cutAdd)
 		it.skipTo(to)
 		for _, _, ok := it.next(); ok; _, _, ok = it.next() {
 		}

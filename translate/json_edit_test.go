@@ -23,6 +23,16 @@ func deleteChoiceMetasRef(doc []byte, idx []int) []byte {
 	return out
 }
 
+// deleteChoiceMetas is doc with the cuts of cutChoiceMetas made.
+func deleteChoiceMetas(doc []byte, idx []int) []byte {
+	p := jsonPlan{body: doc}
+	p.cutChoiceMetas(idx)
+	if len(p.cuts()) == 0 {
+		return doc
+	}
+	return p.appendTo(make([]byte, 0, len(doc)), nil)
+}
+
 // choiceMetaIndices lists the choices with a meta, as RewriteJSONReply does.
 func choiceMetaIndices(doc []byte) []int {
 	var idx []int

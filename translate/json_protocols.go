@@ -1,24 +1,30 @@
 package translate
 
-import (
-	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
-)
+import "github.com/tidwall/gjson"
 
 // jsonProtocol is a JSON reply protocol that carries the meta as a
 // top-level key (the Responses object, the Anthropic message): read reads
-// the reply into the record; the chat completion (json_reply.go) has rules
-// of its own (choices' meta, structured replies).
+// the reply into the record the general way (gjson: its text for run-once,
+// keys with escapes); readIndexed reads a forwarded one by the index of the
+// pass that validated it. The chat completion (json_reply.go) has rules of
+// its own (choices' meta, structured replies).
 type jsonProtocol struct {
 	name string
 	read func(root gjson.Result, rep *Reply, text bool)
+	// items is the top-level member whose items name the tools (refs of
+	// the index of that kind), toolOf the tool an item's type names (SPEC
+	// 4.4, 4.5).
+	items  int
+	refs   uint8
+	toolOf func(t string) (tool string, byName bool)
+	usage  *usageReading
 }
 
 // jsonProtocols recognise a JSON reply by its top level (SPEC 4): the one
 // registration line of each such protocol.
 var (
-	responsesJSON = &jsonProtocol{"responses", readResponse}
-	anthropicJSON = &jsonProtocol{"anthropic", readMessage}
+	responsesJSON = &jsonProtocol{"responses", readResponse, topOutput, refOutput, responsesToolOf, &responsesUsageReading}
+	anthropicJSON = &jsonProtocol{"anthropic", readMessage, topContent, refContent, anthropicToolOf, &anthropicUsageReading}
 )
 
 // jsonProtocolOf returns the protocol of a JSON reply, nil for a chat
@@ -34,39 +40,41 @@ func jsonProtocolOf(root gjson.Result) *jsonProtocol {
 	return nil
 }
 
-// rewriteTopLevelMeta reads a reply of such a protocol and gives it the
-// merged meta as its top-level "meta" (the reply's own meta, then what the
-// module derived); nothing to change → body as it came.
-func rewriteTopLevelMeta(body []byte, root gjson.Result, rep *Reply, extra *Meta, p *jsonProtocol, opts JSONOptions) []byte {
-	p.read(root, rep, rep.WantContent)
-	if opts.BeforeEnd != nil {
-		opts.BeforeEnd(rep)
+// protocol is jsonProtocolOf by the index.
+func (x *jsonIndex) protocol(s string) *jsonProtocol {
+	if o, ok := x.topStr(s, topObject); ok && o == "response" {
+		return responsesJSON
 	}
-	if extra != nil {
-		rep.Meta.Merge(extra)
+	if t, ok := x.topStr(s, topType); ok && t == "message" {
+		return anthropicJSON
 	}
-	rep.Seal()
-	top := root.Get("meta")
-	if rep.Meta.Empty() {
-		if !top.Exists() || (top.IsObject() && len(top.Map()) == 0) {
-			return body
+	return nil
+}
+
+// readIndexed reads a reply of the protocol by its index, in the order of
+// read (readHead, then the items), without its text: the usage and its
+// cost, the reply's own meta, the items' tools.
+func (p *jsonProtocol) readIndexed(s string, x *jsonIndex, rep *Reply, opts *JSONOptions) {
+	readIDModel(s, x, true, rep, opts)
+	rep.readUsageIndexed(s, x, p.usage)
+	if v, end, ok := x.value(s, topMeta); ok && s[v] == '{' {
+		rep.Meta.mergeResult(gjson.Parse(s[v:end]))
+	}
+	if x.flags&idxManyTools != 0 {
+		if v, ok := x.at(s, p.items); ok {
+			walkToolItems(s, v, &rep.Meta, p.toolOf)
 		}
-		if out, err := sjson.DeleteBytes(copyBytes(body), "meta"); err == nil {
-			return out
+		return
+	}
+	for _, r := range x.refs[:x.nrefs] {
+		if r.kind == p.refs {
+			name := r.name
+			if name == 0 {
+				name = -1
+			}
+			addItemToolAt(s, r.v, name, &rep.Meta, p.toolOf)
 		}
-		return body
 	}
-	if !top.Exists() {
-		return appendMeta(opts.Buf[:0], body, &rep.Meta)
-	}
-	meta := rep.Meta.JSON()
-	if jsonEqual([]byte(top.Raw), meta) {
-		return body
-	}
-	if out, err := sjson.SetRawBytes(copyBytes(body), "meta", meta); err == nil {
-		return out
-	}
-	return body
 }
 
 // JSONReplyText is the run-once reading of a JSON reply (SPEC 6.1, 6.4):

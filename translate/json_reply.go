@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"bytes"
 	"slices"
 
 	"github.com/tidwall/gjson"
@@ -15,11 +14,10 @@ type JSONOptions struct {
 	// Warn, when set, is told of each fallback by a short reason code.
 	Warn func(reason string)
 	// ForwardOnly: the caller forwards the body and reads nothing else of
-	// it. When nothing in the body can change (no meta, no tool calls, no
-	// extra meta, not structured), it is then returned as it came without
-	// being validated, with ok true: an invalid body would be forwarded
-	// untouched all the same. Run-once callers, which read an invalid body
-	// as text, leave it off.
+	// it. It changes nothing any more: every body is validated in the one
+	// pass that also finds what the reply holds (json_index.go), and one
+	// that is not a JSON object answers ok false, which a forwarding caller
+	// answers by forwarding it untouched.
 	ForwardOnly bool
 	// Buf, when it has room, is where a rewritten reply is built (from
 	// Buf[:0]), so that a caller can use a buffer again; out then shares
@@ -27,220 +25,295 @@ type JSONOptions struct {
 	Buf []byte
 	// BeforeEnd, when set, is called once the reply has been read into the
 	// record, before its meta is completed and written (the OpenClaw
-	// look-up). A reply it is given is always read: ForwardOnly does not
-	// skip it.
+	// look-up).
 	BeforeEnd func(*Reply)
 	// Reply, when set, is the empty record the reply is read into (its
 	// meta is the one returned, its usage, cost, id and model are the
 	// reply's), so that a caller can keep it where it likes (a new one
-	// otherwise).
+	// otherwise). Its id and model are read only for who reads them: the
+	// end hook (OpenClaw's run id) and the prices table.
 	Reply *Reply
 }
 
 // RewriteJSONReply applies SPEC 4.2 to a whole JSON reply: meta from every
 // choices[i].meta, then the top-level meta, then the tool_calls names, then
 // extra (what the module derived from the request), all merged by SPEC 4.1;
-// the result becomes the top-level meta and every choices[i].meta goes.
+// the result becomes the top-level meta and every choices[i].meta goes. A
+// Responses object (4.4) and an Anthropic message (4.5) get their own
+// reading, the meta as their top-level "meta" too.
 //
-// ok is false when body is not a JSON object (unless opts.ForwardOnly let it
-// go unread); then nothing is done. When
-// nothing changes, out is body itself, byte-identical.
+// ok is false when body is not a JSON object; then nothing is done. When
+// nothing changes, out is body itself, byte-identical. JSONReplyParts.
+// Rewrite gives the same result as pieces, without a second copy.
 func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, meta *Meta, ok bool) {
-	// Most replies have no meta and no tool calls: look for the keys first
-	// (one pass over the bytes) and leave gjson out when none is there. A
-	// key can be spelt with \u escapes; then every look-up is made.
-	keys := scanKeys(body)
-	escaped := bytes.Contains(body, unicodeEscape)
-	if escaped {
-		keys = hasMeta | hasToolCall | hasFuncCall | hasUsage
-	}
-	rep := opts.newReply()
-	if opts.ForwardOnly && opts.BeforeEnd == nil && keys&(hasMeta|hasToolCall|hasFuncCall|hasUsage) == 0 && !opts.Structured &&
-		(extra == nil || extra.Empty()) && !rep.HasCost && !rep.Timing && !mayHoldToolItems(body) {
-		// Nothing can change: valid or not, the body goes as it came.
-		return body, &rep.Meta, true
-	}
-	s := unsafeString(body)
-	root, isObj := jsonObject(s)
-	if !isObj {
+	p := jsonPlan{body: body}
+	if meta, ok = p.rewrite(extra, &opts); !ok {
 		return body, nil, false
 	}
+	if !p.changed() {
+		return body, meta, true
+	}
+	if p.n == 0 && p.more == nil {
+		return p.body, meta, true // rebuilt (a structured reply), nothing else
+	}
+	return p.appendTo(slices.Grow(opts.Buf[:0], p.sizeHint(meta)), meta), meta, true
+}
+
+// rewrite reads p.body into the record and plans the cuts that make the
+// reply's meta its top-level "meta" (SPEC 4.2, 4.4, 4.5). It reports false,
+// planning nothing, when the body is not a JSON object.
+func (p *jsonPlan) rewrite(extra *Meta, opts *JSONOptions) (*Meta, bool) {
+	s := unsafeString(p.body)
+	var x jsonIndex
+	if !scanJSON(s, &x) || s[walkSpace(s, 0)] != '{' {
+		return nil, false
+	}
+	rep := opts.newReply()
+	rep.Meta.useStore(&rep.store)
 	rep.Terminal = true
-	if p := jsonProtocolOf(root); p != nil {
-		return rewriteTopLevelMeta(body, root, rep, extra, p, opts), &rep.Meta, true
-	}
-	// The id and model, only for who reads them: the end hook (OpenClaw's
-	// run id) and the prices table.
-	if opts.BeforeEnd != nil {
-		rep.setID(root.Get("id").Str)
-	}
-	if len(rep.Prices) > 0 {
-		rep.setModel(root.Get("model").Str)
-	}
-	meta = &rep.Meta
-	var choices, top gjson.Result
-	var choiceMeta []int
-	if keys&hasMeta != 0 {
-		choices = root.Get("choices")
-		i := 0
-		choices.ForEach(func(_, c gjson.Result) bool {
-			if m := c.Get("meta"); m.Exists() {
-				choiceMeta = append(choiceMeta, i)
-				if m.IsObject() {
-					meta.mergeResult(m)
-				}
-			}
-			i++
-			return true
-		})
-		top = root.Get("meta")
-		if top.IsObject() {
-			meta.mergeResult(top) // a scalar would come back as one value with key ""
-		}
-	}
-	if calls, fc := keys&hasToolCall != 0, keys&hasFuncCall != 0; (calls || fc) && !escaped {
-		// The common case, in one walk over the reply (json_walk.go).
-		walkToolNames(s, calls, fc, meta)
-	} else if calls || fc {
-		if !choices.Exists() {
-			choices = root.Get("choices")
-		}
-		choices.ForEach(func(_, c gjson.Result) bool {
-			if calls {
-				if tc := c.Get("message.tool_calls"); tc.IsArray() {
-					tc.ForEach(func(_, call gjson.Result) bool {
-						if n := call.Get("function.name"); n.Type == gjson.String {
-							meta.AddTool(n.Str)
-						}
-						return true
-					})
-				}
-			}
-			if fc {
-				if n := c.Get("message.function_call.name"); n.Type == gjson.String {
-					meta.AddTool(n.Str)
-				}
-			}
-			return true
-		})
-	}
-	if keys&hasUsage != 0 {
-		if u := root.Get("usage"); u.IsObject() {
-			rep.Usage.ReadChat(u)
-			rep.setCostFrom(u)
-		}
-	}
+	meta := &rep.Meta
+	// Keys spelt with escapes defeat the index's raw comparisons: such a
+	// reply is read the general way, and so is the text run-once reads.
+	indexed := x.flags&idxEscapedKey == 0
+	proto, choiceMeta := readJSONReply(s, &x, indexed, rep, opts)
 	if opts.BeforeEnd != nil {
 		opts.BeforeEnd(rep)
 	}
 	if extra != nil {
 		meta.Merge(extra)
 	}
+	if proto == nil && opts.Structured {
+		p.structured(meta, opts.Warn)
+	}
+	rep.Seal()
+	if p.rebuilt {
+		indexed = false // the index's places are the body's as it came
+	}
+	p.planMeta(&x, indexed, meta, choiceMeta, proto != nil)
+	p.sort()
+	return meta, true
+}
 
-	out = body
-	changed := len(choiceMeta) > 0
-	if opts.Structured {
-		path := "choices.0.message.content"
-		c := root.Get(path)
-		if c.Type != gjson.String {
-			path = "content"
-			c = root.Get(path)
+// readJSONReply reads the JSON reply s into the record, by its index when
+// indexed: its protocol (nil: a chat completion), and, for a chat
+// completion, the indices of the choices with a meta.
+func readJSONReply(s string, x *jsonIndex, indexed bool, rep *Reply, opts *JSONOptions) (proto *jsonProtocol, choiceMeta []int) {
+	if indexed {
+		proto = x.protocol(s)
+	} else {
+		proto = jsonProtocolOf(gjson.Parse(s))
+	}
+	switch {
+	case proto != nil && indexed && !rep.WantContent:
+		proto.readIndexed(s, x, rep, opts)
+	case proto != nil:
+		proto.read(gjson.Parse(s), rep, rep.WantContent)
+	default:
+		readIDModel(s, x, indexed, rep, opts)
+		if indexed {
+			choiceMeta = readChatIndexed(s, x, rep)
+		} else {
+			choiceMeta = readChat(gjson.Parse(s), rep)
 		}
-		if c.Type == gjson.String {
-			if reply, md, split := SplitStructuredReply(c.Str); split {
-				if next, err := sjson.SetBytes(copyBytes(out), path, reply); err == nil {
-					out = next
-					meta.Set(KeyStructuredMetadata, md)
-					changed = true
+	}
+	return proto, choiceMeta
+}
+
+// planMeta plans the cuts that give p.body meta as its top-level "meta":
+// the choices' meta removed; the reply's own top-level meta kept when it
+// says the same and nothing else changes, else replaced, or removed when
+// the meta is empty; else the meta added at the end. proto: a Responses
+// object or an Anthropic message, whose own meta is compared by value.
+func (p *jsonPlan) planMeta(x *jsonIndex, indexed bool, meta *Meta, choiceMeta []int, proto bool) {
+	s := unsafeString(p.body)
+	root := walkSpace(s, 0)
+	// The reply's own top-level meta, as gjson's Get finds it.
+	var top, topEnd int
+	var hasTop bool
+	if indexed {
+		top, topEnd, hasTop = x.value(s, topMeta)
+	} else {
+		top, topEnd, hasTop = walkMember(s, root, "meta")
+	}
+	p.cutChoiceMetas(choiceMeta) // one pass, however many choices
+	changed := len(choiceMeta) > 0 || p.changed()
+	switch {
+	case meta.Empty():
+		if hasTop && (changed || !emptyObject(s, top)) {
+			p.cutMember(s, root, "meta")
+		}
+	case !hasTop:
+		// Added at the end, as sjson adds a member: the object from its
+		// '{' to its last '}', white space around it dropped; a comma when
+		// it has members.
+		end := len(s) - 1
+		for s[end] != '}' {
+			end--
+		}
+		if root > 0 {
+			p.cut(0, root, nil, cutAdd)
+		}
+		kind := uint8(cutMetaMember)
+		if walkSpace(s, root+1) < end {
+			kind = cutMetaComma
+		}
+		p.cut(end, len(s), nil, kind)
+	case changed || !sameTopMeta(s[top:topEnd], meta, proto):
+		p.cut(top, topEnd, nil, cutMetaValue)
+	}
+}
+
+// readIDModel reads the reply's id and model for who reads them: the end
+// hook (OpenClaw's run id) and the prices table.
+func readIDModel(s string, x *jsonIndex, indexed bool, rep *Reply, opts *JSONOptions) {
+	get := func(t int, key string) string {
+		if indexed {
+			v, _ := x.topStr(s, t)
+			return v
+		}
+		return gjson.Get(s, key).Str
+	}
+	if opts.BeforeEnd != nil {
+		rep.setID(get(topID, "id"))
+	}
+	if len(rep.Prices) > 0 {
+		rep.setModel(get(topModel, "model"))
+	}
+}
+
+// changed reports whether the plan changes the body: a cut, or a body
+// rebuilt.
+func (p *jsonPlan) changed() bool {
+	return p.n > 0 || p.more != nil || p.rebuilt
+}
+
+// emptyObject reports whether the value at s[v] is an object without
+// members.
+func emptyObject(s string, v int) bool {
+	return s[v] == '{' && s[walkSpace(s, v+1)] == '}'
+}
+
+// sameTopMeta reports whether meta says what top, the reply's own
+// top-level meta, says, so that it can stay as it came: for a chat
+// completion by sameMeta; a Responses object or an Anthropic message
+// compare the two as values.
+func sameTopMeta(top string, meta *Meta, proto bool) bool {
+	if proto {
+		return jsonEqual(unsafeBytes(top), meta.JSON())
+	}
+	return sameMeta(top, meta.JSON())
+}
+
+// structured splits a structured chat reply (SPEC 7): its text
+// (choices[0].message.content, else a top-level content) loses the
+// fields that become meta.structured_metadata. The body is rebuilt, as
+// sjson sets the text.
+func (p *jsonPlan) structured(meta *Meta, warn func(string)) {
+	s := unsafeString(p.body)
+	path := "choices.0.message.content"
+	c := gjson.Get(s, path)
+	if c.Type != gjson.String {
+		path = "content"
+		c = gjson.Get(s, path)
+	}
+	if c.Type != gjson.String {
+		return
+	}
+	reply, md, split := SplitStructuredReply(c.Str)
+	if !split {
+		if warn != nil {
+			warn(ReasonStructuredUnparsed)
+		}
+		return
+	}
+	if next, err := sjson.SetBytes(copyBytes(p.body), path, reply); err == nil {
+		p.body, p.rebuilt = next, true
+		meta.Set(KeyStructuredMetadata, md)
+	}
+}
+
+// readChat reads a chat completion the general way (gjson look-ups: keys
+// with escapes), and returns the indices of the choices with a meta.
+func readChat(root gjson.Result, rep *Reply) (choiceMeta []int) {
+	meta := &rep.Meta
+	choices := root.Get("choices")
+	choiceMeta = mergeChoiceMetas(choices, meta)
+	if top := root.Get("meta"); top.IsObject() {
+		meta.mergeResult(top) // a scalar would come back as one value with key ""
+	}
+	choices.ForEach(func(_, c gjson.Result) bool {
+		if tc := c.Get("message.tool_calls"); tc.IsArray() {
+			tc.ForEach(func(_, call gjson.Result) bool {
+				if n := call.Get("function.name"); n.Type == gjson.String {
+					meta.AddTool(n.Str)
 				}
-			} else if opts.Warn != nil {
-				opts.Warn(ReasonStructuredUnparsed)
+				return true
+			})
+		}
+		if n := c.Get("message.function_call.name"); n.Type == gjson.String {
+			meta.AddTool(n.Str)
+		}
+		return true
+	})
+	if u := root.Get("usage"); u.IsObject() {
+		rep.Usage.ReadChat(u)
+		rep.setCostFrom(u)
+	}
+	return choiceMeta
+}
+
+// readChatIndexed reads a chat completion by its index: the choices' meta
+// only when the index saw a nested one, the tool names from the index (by
+// a walk when there were more than it holds).
+func readChatIndexed(s string, x *jsonIndex, rep *Reply) (choiceMeta []int) {
+	meta := &rep.Meta
+	if x.flags&idxNestedMeta != 0 {
+		if v, end, ok := x.value(s, topChoices); ok {
+			choiceMeta = mergeChoiceMetas(gjson.Parse(s[v:end]), meta)
+		}
+	}
+	if v, end, ok := x.value(s, topMeta); ok && s[v] == '{' {
+		meta.mergeResult(gjson.Parse(s[v:end]))
+	}
+	if x.flags&idxManyTools != 0 {
+		if v, ok := x.at(s, topChoices); ok {
+			walkToolNames(s, v, true, true, meta)
+		}
+	} else {
+		for _, r := range x.refs[:x.nrefs] {
+			if r.kind != refChat {
+				continue
+			}
+			if name, ok := strAt(s, r.v); ok {
+				meta.AddTool(name)
 			}
 		}
 	}
+	rep.readUsageIndexed(s, x, &chatUsageReading)
+	return choiceMeta
+}
 
-	rep.Seal()
-	hasMeta := !meta.Empty()
-	if hasMeta && len(choiceMeta) == 0 && !top.Exists() {
-		// Only a top-level meta to add (the usual change): build the result
-		// in one go, the meta written straight into it.
-		return appendMeta(opts.Buf[:0], out, meta), meta, true
-	}
-	var metaJSON []byte
-	if hasMeta {
-		metaJSON = meta.JSON()
-	}
-	switch {
-	case metaJSON == nil:
-		changed = changed || (top.Exists() && !(top.IsObject() && len(top.Map()) == 0))
-	case !top.Exists():
-		changed = true
-	default:
-		changed = changed || !sameMeta(top.Raw, metaJSON)
-	}
-	if !changed {
-		return body, meta, true
-	}
-	if &out[0] == &body[0] {
-		out = copyBytes(body)
-	}
-	out = deleteChoiceMetas(out, choiceMeta) // one pass, however many choices
-	var err error
-	if metaJSON != nil {
-		out, err = sjson.SetRawBytes(out, "meta", metaJSON)
-	} else if top.Exists() {
-		out, err = sjson.DeleteBytes(out, "meta")
-	}
-	if err != nil {
-		return body, meta, true
-	}
-	return out, meta, true
+// mergeChoiceMetas merges the meta objects of the choices into meta and
+// returns the indices of the choices that have a meta, whatever its value.
+func mergeChoiceMetas(choices gjson.Result, meta *Meta) (idx []int) {
+	i := 0
+	choices.ForEach(func(_, c gjson.Result) bool {
+		if m := c.Get("meta"); m.Exists() {
+			idx = append(idx, i)
+			if m.IsObject() {
+				meta.mergeResult(m)
+			}
+		}
+		i++
+		return true
+	})
+	return idx
 }
 
 var unicodeEscape = []byte(`\u`)
 
-// mayHoldToolItems reports whether a body can hold a tool of a Responses
-// reply (an item type ending in _call) or of an Anthropic message (a
-// *tool_use block): without those, usage and meta, neither has anything to
-// change.
-func mayHoldToolItems(body []byte) bool {
-	return bytes.Contains(body, []byte("_call")) || bytes.Contains(body, []byte("tool_use"))
-}
-
 // decodeJSONString decodes a JSON string literal (quotes included).
 func decodeJSONString(raw string) string { return gjson.Parse(raw).Str }
-
-// appendMeta appends to dst a copy of the JSON object doc with the member
-// "meta": m added at its end, byte for byte what sjson.SetRawBytes makes of
-// an object that has no such key (the object from its '{' to its last '}',
-// white space around it dropped; a comma when it has members), without
-// sjson's look-up of the key, its second copy, or m's JSON made apart.
-func appendMeta(dst, doc []byte, m *Meta) []byte {
-	i := 0
-	for i < len(doc) && doc[i] <= ' ' {
-		i++
-	}
-	end := len(doc) - 1
-	for end > i && doc[end] != '}' {
-		end--
-	}
-	obj := doc[i:end] // '{' and the members, without the last '}'
-	comma := false
-	for _, c := range obj[1:] {
-		if c > ' ' {
-			comma = true
-			break
-		}
-	}
-	out := slices.Grow(dst, len(obj)+m.sizeHint()+10)
-	out = append(out, obj...)
-	if comma {
-		out = append(out, ',')
-	}
-	out = append(out, `"meta":`...)
-	out = m.AppendJSON(out)
-	return append(out, '}')
-}
 
 func copyBytes(b []byte) []byte { return append([]byte(nil), b...) }
 

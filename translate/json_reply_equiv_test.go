@@ -9,8 +9,10 @@ import (
 	"github.com/tidwall/sjson"
 )
 
-// RewriteJSONReply looks for its keys before parsing; it must answer exactly
-// as the version that always parsed (kept here as the reference).
+// RewriteJSONReply reads a reply by the index of the pass that validates it
+// and plans cuts of it; it must answer exactly as the version that always
+// parsed and edited with sjson (kept here as the reference), record
+// included.
 func rewriteJSONReplyRef(body []byte, extra *Meta, opts JSONOptions) (out []byte, meta *Meta, ok bool) {
 	s := unsafeString(body)
 	if !gjson.Valid(s) {
@@ -20,13 +22,12 @@ func rewriteJSONReplyRef(body []byte, extra *Meta, opts JSONOptions) (out []byte
 	if !root.IsObject() {
 		return body, nil, false
 	}
-	if jsonProtocolOf(root) != nil {
-		// Responses objects and Anthropic messages: their own rules
-		// (json_protocols.go), not this reference's.
-		out, meta, ok := RewriteJSONReply(body, extra, opts)
-		return out, meta, ok
+	rep := opts.newReply()
+	rep.Terminal = true
+	if p := jsonProtocolOf(root); p != nil {
+		return rewriteTopLevelMetaRef(body, root, rep, extra, p, opts), &rep.Meta, true
 	}
-	meta = new(Meta)
+	meta = &rep.Meta
 	choices := root.Get("choices")
 	var choiceMeta []int
 	i := 0
@@ -56,19 +57,21 @@ func rewriteJSONReplyRef(body []byte, extra *Meta, opts JSONOptions) (out []byte
 		}
 		return true
 	})
-	var rep Reply
 	if u := root.Get("usage"); u.IsObject() {
 		rep.Usage.ReadChat(u)
 		rep.setCostFrom(u)
 	}
+	if opts.BeforeEnd != nil {
+		rep.setID(root.Get("id").Str)
+	}
+	if len(rep.Prices) > 0 {
+		rep.setModel(root.Get("model").Str)
+	}
+	if opts.BeforeEnd != nil {
+		opts.BeforeEnd(rep)
+	}
 	if extra != nil {
 		meta.Merge(extra)
-	}
-	if rep.Usage.Known() {
-		meta.Set(KeyUsage, rep.Usage.AppendJSON(nil))
-	}
-	if rep.HasCost {
-		meta.Set(KeyCost, appendCost(nil, rep.Cost))
 	}
 
 	out = body
@@ -93,6 +96,7 @@ func rewriteJSONReplyRef(body []byte, extra *Meta, opts JSONOptions) (out []byte
 		}
 	}
 
+	rep.Seal()
 	var metaJSON []byte
 	if !meta.Empty() {
 		metaJSON = meta.JSON()
@@ -126,6 +130,37 @@ func rewriteJSONReplyRef(body []byte, extra *Meta, opts JSONOptions) (out []byte
 		return body, meta, true
 	}
 	return out, meta, true
+}
+
+// rewriteTopLevelMetaRef is the reference for a Responses object or an
+// Anthropic message: read with gjson, the meta set with sjson.
+func rewriteTopLevelMetaRef(body []byte, root gjson.Result, rep *Reply, extra *Meta, p *jsonProtocol, opts JSONOptions) []byte {
+	p.read(root, rep, rep.WantContent)
+	if opts.BeforeEnd != nil {
+		opts.BeforeEnd(rep)
+	}
+	if extra != nil {
+		rep.Meta.Merge(extra)
+	}
+	rep.Seal()
+	top := root.Get("meta")
+	var out []byte
+	var err error
+	switch meta := rep.Meta.JSON(); {
+	case rep.Meta.Empty():
+		if !top.Exists() || (top.IsObject() && len(top.Map()) == 0) {
+			return body
+		}
+		out, err = sjson.DeleteBytes(copyBytes(body), "meta")
+	case top.Exists() && jsonEqual([]byte(top.Raw), meta):
+		return body
+	default:
+		out, err = sjson.SetRawBytes(copyBytes(body), "meta", meta)
+	}
+	if err != nil {
+		return body
+	}
+	return out
 }
 
 var jsonReplySeeds = []string{

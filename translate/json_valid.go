@@ -11,7 +11,12 @@ import "math/bits"
 // of an LLM reply, are passed over eight bytes at a time; and nesting is
 // kept on a stack of its own instead of recursion, so a body of a few
 // million '[' costs that many bytes rather than that many stack frames.
-func ValidJSON(s string) bool {
+func ValidJSON(s string) bool { return scanJSON(s, nil) }
+
+// scanJSON is ValidJSON, which, given an index, also fills it in the same
+// pass (json_index.go): a JSON reply is then read without a second pass
+// over the whole of it.
+func scanJSON(s string, idx *jsonIndex) bool {
 	var stackBuf [32]byte
 	open := stackBuf[:0] // '{' or '[' for each container not yet closed
 	i := 0
@@ -30,13 +35,20 @@ value: // a value must start here
 			goto after
 		}
 		open = append(open, c)
+		if idx != nil {
+			idx.push(open)
+		}
 		if c == '{' {
 			goto member
 		}
 		goto value
 	case '"':
-		if i, ok = validString(s, i+1); !ok {
+		start := i
+		if i, _, ok = validString(s, i+1); !ok {
 			return false
+		}
+		if idx != nil && idx.key >= kToolName && idx.keyDepth == len(open) {
+			idx.str(s[start:i], start)
 		}
 	case 't':
 		if i+4 > len(s) || s[i+1:i+4] != "rue" {
@@ -76,6 +88,9 @@ after: // a value ended just before i
 		}
 		goto value
 	case s[i] == top+2:
+		if idx != nil {
+			idx.pop(len(open))
+		}
 		open = open[:len(open)-1]
 		i++
 		goto after
@@ -86,22 +101,30 @@ member: // a key, its colon, then its value
 	if i >= len(s) || s[i] != '"' {
 		return false
 	}
-	if i, ok = validString(s, i+1); !ok {
-		return false
+	{
+		start := i
+		var esc bool
+		if i, esc, ok = validString(s, i+1); !ok {
+			return false
+		}
+		key := s[start:i]
+		i = walkSpace(s, i)
+		if i >= len(s) || s[i] != ':' {
+			return false
+		}
+		i++
+		if idx != nil {
+			idx.member(key, i, len(open), esc)
+		}
 	}
-	i = walkSpace(s, i)
-	if i >= len(s) || s[i] != ':' {
-		return false
-	}
-	i++
 	goto value
 }
 
 // validString checks the string whose content starts at s[i] (just past its
-// opening quote) and returns the index just past its closing quote: no
-// control character, only JSON's escapes. Bytes of 0x80 and above pass as
-// they are, as in gjson.
-func validString(s string, i int) (int, bool) {
+// opening quote) and returns the index just past its closing quote, and
+// whether the string holds an escape: no control character, only JSON's
+// escapes. Bytes of 0x80 and above pass as they are, as in gjson.
+func validString(s string, i int) (end int, esc, ok bool) {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	for {
 		// Eight bytes at a time while none is a quote, a backslash or below
@@ -123,28 +146,29 @@ func validString(s string, i int) (int, bool) {
 			i += 8
 		}
 		if i >= len(s) {
-			return i, false
+			return i, esc, false
 		}
 		switch c := s[i]; {
 		case c == '"':
-			return i + 1, true
+			return i + 1, esc, true
 		case c == '\\':
+			esc = true
 			if i+1 >= len(s) {
-				return i, false
+				return i, esc, false
 			}
 			switch s[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
 				if i+6 > len(s) || !isHex(s[i+2]) || !isHex(s[i+3]) || !isHex(s[i+4]) || !isHex(s[i+5]) {
-					return i, false
+					return i, esc, false
 				}
 				i += 6
 			default:
-				return i, false
+				return i, esc, false
 			}
 		case c < 0x20:
-			return i, false
+			return i, esc, false
 		default:
 			i++
 		}

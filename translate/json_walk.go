@@ -1,12 +1,16 @@
 package translate
 
-import "strings"
+import (
+	"math/bits"
+	"strings"
+)
 
 // A walk over a JSON document already checked by ValidJSON: with validity
 // known, finding a key or passing over a value needs no parsing, only the
-// string and nesting boundaries. It answers the few paths of a JSON reply
-// that are looked up on every request (the tool names) in one pass, where
-// gjson's Get and ForEach scan each choice again for every path.
+// string and nesting boundaries. It answers a few paths of a JSON reply in
+// one pass, where gjson's Get and ForEach scan each choice again for every
+// path: the tool names of a reply with more of them than the index of
+// json_index.go holds, the edits of json_edit.go, the events of streams.
 //
 // The document is a string (unsafeString of the caller's bytes: nothing is
 // kept). Keys are compared as their raw bytes, so the walk is only exact for
@@ -19,16 +23,56 @@ func isJSONSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b =
 // walkSpace returns the index of the first byte from i that is not JSON
 // white space.
 func walkSpace(s string, i int) int {
-	for i < len(s) && isJSONSpace(s[i]) {
+	// Most calls find no space at all: one comparison tells (every JSON
+	// space is at most ' ').
+	for i < len(s) && s[i] <= ' ' && isJSONSpace(s[i]) {
 		i++
 	}
 	return i
 }
 
 // walkString returns the index just past the string whose opening quote is
-// at s[i].
+// at s[i]. Its bytes are passed over eight at a time up to the next quote
+// or backslash (as validString does), with no call: short strings and
+// strings dense with escapes (tool arguments) go fastest that way. After 32
+// bytes with neither (a reply's text), walkLongString takes over.
 func walkString(s string, i int) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	i++
+	for {
+		n := 0
+		for ; i+8 <= len(s); n++ {
+			if n == 4 {
+				return walkLongString(s, i)
+			}
+			x := load64(s, i)
+			q := x ^ (lo * '"')
+			b := x ^ (lo * '\\')
+			// The mask flags its lowest matching byte exactly.
+			if m := ((q-lo)&^q | (b-lo)&^b) & hi; m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				goto found
+			}
+			i += 8
+		}
+		for i < len(s) && s[i] != '"' && s[i] != '\\' {
+			i++
+		}
+		if i >= len(s) {
+			return len(s) // not reached in a valid document
+		}
+	found:
+		if s[i] == '"' {
+			return i + 1
+		}
+		i += 2 // a backslash and the byte it escapes
+	}
+}
+
+// walkLongString is walkString from s[i], inside a string and not just
+// after a backslash: the next quote is found by IndexByte, which is
+// vectorised, and an escaped one is told by the backslashes before it.
+func walkLongString(s string, i int) int {
 	for {
 		k := strings.IndexByte(s[i:], '"')
 		if k < 0 {
@@ -165,28 +209,23 @@ type toolWalk struct {
 	fcV, fcEnd     int   // bounds of this choice's function_call.name
 }
 
-// walkToolNames adds to meta each tool name of a valid JSON reply, in the
-// order RewriteJSONReply takes them: for each choice, the names of
+// walkToolNames adds to meta each tool name of a valid JSON reply whose
+// first top-level "choices" has its value at s[v], in the order
+// RewriteJSONReply takes them (as the index finds them while it validates
+// a reply with fewer): for each choice, the names of
 // message.tool_calls[*].function.name, then message.function_call.name,
 // each found as gjson's Get finds it (the first tool_calls member of the
 // message copies in document order; the first function copy with a name).
-// Each byte up to the end of choices is read about once.
-func walkToolNames(s string, calls, funcCall bool, meta *Meta) {
+// Each byte of choices is read about once.
+func walkToolNames(s string, v int, calls, funcCall bool, meta *Meta) {
 	w := toolWalk{s: s, calls: calls, funcs: funcCall, meta: meta}
-	root := iterAt(s, walkSpace(s, 0))
-	for k, v, ok := root.next(); ok; k, v, ok = root.next() {
-		if k != "choices" {
-			continue
-		}
-		if s[v] == '[' || s[v] == '{' { // gjson's ForEach visits an object's values too
-			ci := iterAt(s, v)
-			for _, c, ok := ci.next(); ok; _, c, ok = ci.next() {
-				if s[c] == '{' {
-					ci.skipTo(w.choice(c))
-				}
+	if s[v] == '[' || s[v] == '{' { // gjson's ForEach visits an object's values too
+		ci := iterAt(s, v)
+		for _, c, ok := ci.next(); ok; _, c, ok = ci.next() {
+			if s[c] == '{' {
+				ci.skipTo(w.choice(c))
 			}
 		}
-		return // the first choices only
 	}
 }
 

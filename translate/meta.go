@@ -192,6 +192,15 @@ func (m *Meta) touch(key string) int {
 	return i
 }
 
+// useStore gives m, when it has no storage yet, its first storage in st:
+// memory its owner keeps (a Reply's), so that none is allocated. m must
+// then not outlive st.
+func (m *Meta) useStore(st *metaStore) {
+	if m.keys == nil {
+		m.keys, m.vals, m.tools, m.toolText = st.keys[:0], st.vals[:0], st.tools[:0], st.text[:0]
+	}
+}
+
 // ownKey returns key in memory of its own: the constant for the keys the
 // module writes itself, else a copy.
 func ownKey(key string) string {
@@ -206,6 +215,12 @@ func ownKey(key string) string {
 		return KeyStructuredMetadata
 	case KeyHustle:
 		return KeyHustle
+	case KeyUsage:
+		return KeyUsage
+	case KeyCost:
+		return KeyCost
+	case KeyTiming:
+		return KeyTiming
 	}
 	return strings.Clone(key)
 }

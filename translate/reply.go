@@ -64,7 +64,8 @@ type Reply struct {
 	MaxContent  int
 
 	content   []byte
-	usageJSON [256]byte // where Seal builds meta.usage: the record's own memory, no allocation
+	usageJSON [256]byte // where Seal builds meta.usage and meta.cost_usd: the record's own memory
+	store     metaStore // the first storage of Meta (useStore): no allocation of its own
 	sep       bool      // text of a new item or block is due: join with "\n"
 	over      bool
 	errMsg    string
@@ -128,8 +129,13 @@ func (r *Reply) setModel(model string) {
 // the reply has ended: the usage, and the cost (the upstream's own, else
 // from the prices table).
 func (r *Reply) Seal() {
+	r.Meta.useStore(&r.store)
+	// meta.usage and meta.cost_usd are compact ASCII JSON written in the
+	// record's own memory, which the record's Meta can keep as they are.
+	own := r.usageJSON[:0]
 	if r.Usage.Known() {
-		r.Meta.Set(KeyUsage, r.Usage.AppendJSON(r.usageJSON[:0])) // Set keeps a copy
+		own = r.Usage.AppendJSON(own)
+		r.Meta.setValue(KeyUsage, own, true)
 		if !r.HasCost && len(r.Prices) > 0 {
 			model := r.Model
 			if model == "" {
@@ -141,7 +147,7 @@ func (r *Reply) Seal() {
 		}
 	}
 	if r.HasCost {
-		r.Meta.Set(KeyCost, appendCost(nil, r.Cost))
+		r.Meta.setValue(KeyCost, appendCost(own[len(own):], r.Cost), true)
 	}
 	if r.Timing {
 		r.Meta.Set(KeyTiming, r.appendTiming(nil, time.Now()))

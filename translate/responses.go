@@ -67,18 +67,32 @@ func (d *responsesDialect) end(term []byte) {
 	d.w.endSpliced(term, "response")
 }
 
-// responsesTool adds the tool name an output item gives (SPEC 4.4):
-// function_call, custom_tool_call and mcp_call items their name, any other
-// type ending in _call its type without _call.
+// responsesTool adds the tool name an output item gives (SPEC 4.4).
 func responsesTool(item gjson.Result, m *Meta) {
-	t := item.Get("type").Str
+	addItemTool(item, m, responsesToolOf)
+}
+
+// responsesToolOf says which tool an output item of type t names:
+// function_call, custom_tool_call and mcp_call items their name (byName),
+// any other type ending in _call its type without _call.
+func responsesToolOf(t string) (tool string, byName bool) {
 	switch {
 	case t == "function_call" || t == "custom_tool_call" || t == "mcp_call":
-		if n := item.Get("name"); n.Type == gjson.String {
-			m.AddTool(n.Str)
-		}
+		return "", true
 	case strings.HasSuffix(t, "_call") && len(t) > len("_call"):
-		m.AddTool(strings.TrimSuffix(t, "_call"))
+		return strings.TrimSuffix(t, "_call"), false
+	}
+	return "", false
+}
+
+// addItemTool adds the tool an item (an output item, a content block)
+// names, by its type: its name, or what toolOf derives from the type.
+func addItemTool(item gjson.Result, m *Meta, toolOf func(string) (string, bool)) {
+	tool, byName := toolOf(item.Get("type").Str)
+	if !byName {
+		m.AddTool(tool) // "" adds nothing
+	} else if n := item.Get("name"); n.Type == gjson.String {
+		m.AddTool(n.Str)
 	}
 }
 

@@ -37,21 +37,41 @@ func (u *Usage) setReasoning(n int64) { u.Reasoning, u.hasReasoning = n, true }
 
 // count reads a whole non-negative count; anything else is not a count.
 func count(v gjson.Result) (int64, bool) {
-	if v.Type != gjson.Number || v.Num < 0 || v.Num > 1<<53 {
+	if v.Type != gjson.Number {
 		return 0, false
 	}
-	return int64(v.Num), true
+	return countOf(v.Num)
 }
 
-// usageShape names where one protocol's usage object keeps each count.
-type usageShape struct{ input, output, total, cached, reasoning string }
+// countOf is count for a number already read.
+func countOf(f float64) (int64, bool) {
+	if f < 0 || f > 1<<53 {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// usageShape names where one protocol's usage object keeps each count, in
+// the order of usageCounts: input, output, total, cached, reasoning (a
+// dotted name is a path). An Anthropic usage object has its own rules
+// (anthropicUsage).
+type usageShape [5]string
 
 var (
 	chatUsage = usageShape{"prompt_tokens", "completion_tokens", "total_tokens",
 		"prompt_tokens_details.cached_tokens", "completion_tokens_details.reasoning_tokens"}
 	responsesUsage = usageShape{"input_tokens", "output_tokens", "total_tokens",
 		"input_tokens_details.cached_tokens", "output_tokens_details.reasoning_tokens"}
+	// anthropicUsage: the uncached input, the cache reads, the cache
+	// writes, the output.
+	anthropicUsage = [4]string{"input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens"}
 )
+
+// usageCount is one count of a usage object, when it gave it.
+type usageCount struct {
+	n  int64
+	ok bool
+}
 
 // ReadChat replaces u with a chat completion's usage object. It reports
 // false, changing nothing, when usage holds no count.
@@ -61,19 +81,26 @@ func (u *Usage) ReadChat(usage gjson.Result) bool { return u.read(usage, &chatUs
 func (u *Usage) ReadResponses(usage gjson.Result) bool { return u.read(usage, &responsesUsage) }
 
 func (u *Usage) read(usage gjson.Result, k *usageShape) bool {
-	in, okIn := count(usage.Get(k.input))
-	out, okOut := count(usage.Get(k.output))
-	if !u.replace(in, okIn, out, okOut) {
+	var c [5]usageCount
+	for i, path := range k {
+		c[i].n, c[i].ok = count(usage.Get(path))
+	}
+	return u.apply(&c)
+}
+
+// apply replaces u with the counts of a usage object (usageShape's order).
+func (u *Usage) apply(c *[5]usageCount) bool {
+	if !u.replace(c[0].n, c[0].ok, c[1].n, c[1].ok) {
 		return false
 	}
-	if n, ok := count(usage.Get(k.total)); ok {
-		u.setTotal(n)
+	if c[2].ok {
+		u.setTotal(c[2].n)
 	}
-	if n, ok := count(usage.Get(k.cached)); ok {
-		u.setCached(n)
+	if c[3].ok {
+		u.setCached(c[3].n)
 	}
-	if n, ok := count(usage.Get(k.reasoning)); ok {
-		u.setReasoning(n)
+	if c[4].ok {
+		u.setReasoning(c[4].n)
 	}
 	return true
 }
@@ -86,28 +113,35 @@ func (u *Usage) UpdateAnthropic(usage gjson.Result) bool {
 	if !usage.IsObject() {
 		return false
 	}
-	plain, okPlain := count(usage.Get("input_tokens"))
-	read, okRead := count(usage.Get("cache_read_input_tokens"))
-	made, okMade := count(usage.Get("cache_creation_input_tokens"))
-	out, okOut := count(usage.Get("output_tokens"))
-	if !okPlain && !okRead && !okMade && !okOut {
+	var c [4]usageCount
+	for i, key := range anthropicUsage {
+		c[i].n, c[i].ok = count(usage.Get(key))
+	}
+	return u.applyAnthropic(&c)
+}
+
+// applyAnthropic updates u with the counts of an Anthropic usage object
+// (anthropicUsage's order).
+func (u *Usage) applyAnthropic(c *[4]usageCount) bool {
+	plain, read, made, out := c[0], c[1], c[2], c[3]
+	if !plain.ok && !read.ok && !made.ok && !out.ok {
 		return false
 	}
-	if okPlain {
-		u.anthropicPlain = plain
+	if plain.ok {
+		u.anthropicPlain = plain.n
 	}
-	if okRead {
-		u.anthropicRead = read
-		u.setCached(read)
+	if read.ok {
+		u.anthropicRead = read.n
+		u.setCached(read.n)
 	}
-	if okMade {
-		u.anthropicMade = made
+	if made.ok {
+		u.anthropicMade = made.n
 	}
-	if okPlain || okRead || okMade {
+	if plain.ok || read.ok || made.ok {
 		u.setInput(u.anthropicPlain + u.anthropicRead + u.anthropicMade)
 	}
-	if okOut {
-		u.setOutput(out)
+	if out.ok {
+		u.setOutput(out.n)
 	}
 	return true
 }

@@ -1,0 +1,441 @@
+package translate
+
+import "strings"
+
+// jsonIndex is what the pass that validates a JSON reply (scanJSON) learns
+// of it on the way, so that reading the reply needs no second pass over
+// it: where the top-level members that the protocols read begin, where the
+// counts of the usage object begin, and the tools the reply names, as a
+// chat completion (choices[*].message.tool_calls[*].function.name,
+// choices[*].message.function_call.name), a Responses object (output items)
+// and an Anthropic message (content blocks) would name them: which of the
+// three it is shows only at the end (its top-level object or type).
+//
+// Each is found as gjson's Get and ForEach would find it (the first member
+// of a name, the first one through which a path leads), as the walks of
+// json_walk.go and json_read.go do, which FuzzJSONReplyParts holds them
+// to. Keys are compared as their raw bytes: a key written with an escape
+// could spell any of them, so one is only flagged (idxEscapedKey), and the
+// reply is then read the general way (gjson). More tools than refs holds
+// are flagged too (idxManyTools): they are then found by the walks.
+type jsonIndex struct {
+	// top holds, for each topKey, where the value of the first top-level
+	// member of that name starts (just past its colon); 0: none.
+	top   [topKeys]int
+	flags uint8
+
+	// role of each open container by depth (1: the root), the deeper ones
+	// having none.
+	role [8]uint8
+	// key is what the value of the member just read is to the reading
+	// (a k* constant), at depth keyDepth.
+	key      uint8
+	keyDepth int
+
+	// The choice being read: its message's tool_calls and function_call
+	// found (tcDone, fcDone), where its function_call's name starts; and
+	// whether the call being read has its function's name.
+	tcDone, fcDone, callFound bool
+	fcName                    int
+	// The item (output item, content block) being read: where its first
+	// type and name start, and whether its type may name a tool.
+	itemType, itemName int
+	itemTool           bool
+
+	// usage holds where each count of the usage object starts (a
+	// usageSlot), 0: none.
+	usage [usageSlots]int
+
+	refs  [24]toolRef
+	nrefs int
+}
+
+// toolRef is a tool the index found: a chat tool name, or an item (the
+// start of its type and of its name, 0: none) of a Responses output or an
+// Anthropic content.
+type toolRef struct {
+	kind    uint8 // refChat, refOutput, refContent
+	v, name int
+}
+
+const (
+	refChat = iota
+	refOutput
+	refContent
+)
+
+// The top-level members a JSON reply is read by.
+const (
+	topID = iota
+	topModel
+	topObject
+	topType
+	topChoices
+	topMeta
+	topUsage
+	topOutput
+	topContent
+	topKeys
+)
+
+// jsonIndex flags.
+const (
+	idxEscapedKey = 1 << iota // a key holds an escape: raw comparisons do not apply
+	idxNestedMeta             // a "meta" member below the top level (choices[i].meta)
+	idxManyTools              // more tools than refs holds
+)
+
+// Roles of containers: what reading the reply makes of them.
+const (
+	inNone         = iota
+	inRoot         // the reply
+	inChoices      // the first top-level choices
+	inChoice       // an object in it
+	inMessage      // a message of a choice, read for its tools
+	inToolCalls    // the message's first tool_calls
+	inCall         // an object in it
+	inFunction     // a call's function, read for its name
+	inFuncCall     // a message's function_call, read for its name
+	inOutput       // the first top-level output (Responses)
+	inContent      // the first top-level content (Anthropic)
+	inItem         // an object in output or content
+	inUsage        // the first top-level usage
+	inDetailsFirst // a usage object's prompt_tokens_details, …: inDetailsFirst + its detail*
+)
+
+// What the value of a member is to the reading (jsonIndex.key): the role
+// of the container it opens, or a string to look at.
+const (
+	kNone     = iota
+	kToolName = inDetailsFirst + 4 + iota // a call's function name
+	kItemType                             // an item's first type
+)
+
+// Usage objects' details objects, and the slots of the counts.
+const (
+	detailPrompt = iota
+	detailCompletion
+	detailInput
+	detailOutput
+)
+
+const (
+	usagePrompt = iota
+	usageCompletion
+	usageTotal
+	usageInput
+	usageOutput
+	usageCacheRead
+	usageCacheMade
+	usageCost
+	usagePromptCached     // prompt_tokens_details.cached_tokens
+	usageCompletionReason // completion_tokens_details.reasoning_tokens
+	usageInputCached      // input_tokens_details.cached_tokens
+	usageOutputReason     // output_tokens_details.reasoning_tokens
+	usageSlots
+)
+
+// The slots each protocol's usage reading takes, in the order of its
+// names (usageShape, anthropicUsage), the cost last.
+var (
+	chatUsageSlots      = []int{usagePrompt, usageCompletion, usageTotal, usagePromptCached, usageCompletionReason, usageCost}
+	responsesUsageSlots = []int{usageInput, usageOutput, usageTotal, usageInputCached, usageOutputReason, usageCost}
+	anthropicUsageSlots = []int{usageInput, usageCacheRead, usageCacheMade, usageOutput, usageCost}
+)
+
+// member records the key (quotes included) of a member at depth (1: the
+// top level) whose value starts at v or after white space.
+func (x *jsonIndex) member(key string, v, depth int, esc bool) {
+	x.key = kNone
+	if esc {
+		x.flags |= idxEscapedKey
+		return
+	}
+	k := key[1 : len(key)-1]
+	if depth == 1 {
+		t := topKeyOf(k)
+		if t < 0 || x.top[t] != 0 {
+			return
+		}
+		x.top[t] = v
+		x.key, x.keyDepth = topRole[t], 1
+		return
+	}
+	if k == "meta" {
+		x.flags |= idxNestedMeta
+	}
+	if depth > len(x.role) {
+		return
+	}
+	x.keyDepth = depth
+	switch r := x.role[depth-1]; r {
+	case inChoice:
+		if k == "message" { // read while its tool_calls or function_call is not found
+			x.key = inMessage
+		}
+	case inMessage:
+		switch {
+		case k == "tool_calls" && !x.tcDone:
+			x.tcDone = true
+			x.key = inToolCalls
+		case k == "function_call" && !x.fcDone:
+			x.key = inFuncCall
+		}
+	case inCall:
+		if k == "function" && !x.callFound {
+			x.key = inFunction
+		}
+	case inFunction:
+		if k == "name" && !x.callFound {
+			x.callFound = true
+			x.key = kToolName
+		}
+	case inFuncCall:
+		if k == "name" && !x.fcDone {
+			x.fcDone, x.fcName = true, v
+		}
+	case inItem:
+		if k == "type" && x.itemType == 0 {
+			x.itemType = v
+			x.key = kItemType
+		} else if k == "name" && x.itemName == 0 {
+			x.itemName = v
+		}
+	case inUsage:
+		if slot, detail := usageKeyOf(k); slot >= 0 && x.usage[slot] == 0 {
+			x.usage[slot] = v
+		} else if detail >= 0 {
+			x.key = uint8(inDetailsFirst + detail)
+		}
+	default:
+		if r >= inDetailsFirst && r < inDetailsFirst+4 {
+			if slot := detailSlot(r-inDetailsFirst, k); slot >= 0 && x.usage[slot] == 0 {
+				x.usage[slot] = v
+			}
+		}
+	}
+}
+
+// topRole is the role of the value of each top-level member.
+var topRole = [topKeys]uint8{topChoices: inChoices, topUsage: inUsage, topOutput: inOutput, topContent: inContent}
+
+// push records a container opened at depth len(open) (its bracket last in
+// open): its role, from its parent's and the member it is the value of.
+func (x *jsonIndex) push(open []byte) {
+	d := len(open)
+	if d > len(x.role) {
+		return
+	}
+	if d == 1 {
+		x.role[0] = inRoot
+		return
+	}
+	c := open[d-1]
+	var r uint8
+	switch parent := x.role[d-2]; {
+	case parent == inChoices || parent == inToolCalls || parent == inOutput || parent == inContent:
+		// Their elements (or, in an object, its values: gjson's ForEach
+		// visits both alike).
+		if c == '{' {
+			r = elementRole[parent]
+		}
+	case x.keyDepth == d-1 && x.key != kNone && x.key < kToolName:
+		r = x.key
+		if wantArray := r == inToolCalls; (c == '[') != wantArray && !(r == inChoices || r == inOutput || r == inContent) {
+			r = inNone
+		}
+	}
+	x.key = kNone
+	x.role[d-1] = r
+	switch r {
+	case inChoice:
+		x.tcDone, x.fcDone, x.fcName = false, false, 0
+	case inCall:
+		x.callFound = false
+	case inItem:
+		x.itemType, x.itemName, x.itemTool = 0, 0, false
+	}
+}
+
+// elementRole is the role of an object element of a container.
+var elementRole = [inDetailsFirst]uint8{inChoices: inChoice, inToolCalls: inCall, inOutput: inItem, inContent: inItem}
+
+// pop records the close of the container at depth d: a choice's
+// function_call name, an item that may name a tool, go into refs.
+func (x *jsonIndex) pop(d int) {
+	if d > len(x.role) {
+		return
+	}
+	switch x.role[d-1] {
+	case inChoice:
+		if x.fcName != 0 {
+			x.ref(refChat, x.fcName, 0)
+		}
+	case inItem:
+		if x.itemTool {
+			kind := uint8(refOutput)
+			if x.role[d-2] == inContent {
+				kind = refContent
+			}
+			x.ref(kind, x.itemType, x.itemName)
+		}
+	}
+	x.role[d-1] = inNone
+}
+
+// str looks at the string value raw (quotes included) at v of the member
+// just read.
+func (x *jsonIndex) str(raw string, v int) {
+	switch x.key {
+	case kToolName:
+		x.ref(refChat, v, 0)
+	case kItemType:
+		// A Responses tool item's type ends in _call (SPEC 4.4), an
+		// Anthropic tool block's in tool_use (4.5); one with an escape may
+		// spell either.
+		x.itemTool = strings.HasSuffix(raw, `_call"`) || strings.HasSuffix(raw, `tool_use"`) || strings.IndexByte(raw, '\\') >= 0
+	}
+	x.key = kNone
+}
+
+func (x *jsonIndex) ref(kind uint8, v, name int) {
+	if x.nrefs == len(x.refs) {
+		x.flags |= idxManyTools
+		return
+	}
+	x.refs[x.nrefs] = toolRef{kind, v, name}
+	x.nrefs++
+}
+
+// topKeyOf is the topKey named k, or -1.
+func topKeyOf(k string) int {
+	switch len(k) {
+	case 2:
+		if k == "id" {
+			return topID
+		}
+	case 4:
+		switch k {
+		case "type":
+			return topType
+		case "meta":
+			return topMeta
+		}
+	case 5:
+		switch k {
+		case "model":
+			return topModel
+		case "usage":
+			return topUsage
+		}
+	case 6:
+		switch k {
+		case "object":
+			return topObject
+		case "output":
+			return topOutput
+		}
+	case 7:
+		switch k {
+		case "choices":
+			return topChoices
+		case "content":
+			return topContent
+		}
+	}
+	return -1
+}
+
+// usageKeyOf is the slot of a count a usage object names k, or the
+// details object k is; -1 for neither.
+func usageKeyOf(k string) (slot, detail int) {
+	switch k {
+	case "prompt_tokens":
+		return usagePrompt, -1
+	case "completion_tokens":
+		return usageCompletion, -1
+	case "total_tokens":
+		return usageTotal, -1
+	case "input_tokens":
+		return usageInput, -1
+	case "output_tokens":
+		return usageOutput, -1
+	case "cache_read_input_tokens":
+		return usageCacheRead, -1
+	case "cache_creation_input_tokens":
+		return usageCacheMade, -1
+	case "cost":
+		return usageCost, -1
+	case "prompt_tokens_details":
+		return -1, detailPrompt
+	case "completion_tokens_details":
+		return -1, detailCompletion
+	case "input_tokens_details":
+		return -1, detailInput
+	case "output_tokens_details":
+		return -1, detailOutput
+	}
+	return -1, -1
+}
+
+// detailSlot is the slot of member k of a details object, or -1.
+func detailSlot(detail uint8, k string) int {
+	switch {
+	case detail == detailPrompt && k == "cached_tokens":
+		return usagePromptCached
+	case detail == detailCompletion && k == "reasoning_tokens":
+		return usageCompletionReason
+	case detail == detailInput && k == "cached_tokens":
+		return usageInputCached
+	case detail == detailOutput && k == "reasoning_tokens":
+		return usageOutputReason
+	}
+	return -1
+}
+
+// at returns where the value of top-level member t starts, ok false when
+// there is none.
+func (x *jsonIndex) at(s string, t int) (v int, ok bool) {
+	if x.top[t] == 0 {
+		return 0, false
+	}
+	return walkSpace(s, x.top[t]), true
+}
+
+// value returns the bounds of the value of top-level member t.
+func (x *jsonIndex) value(s string, t int) (v, end int, ok bool) {
+	if v, ok = x.at(s, t); !ok {
+		return 0, 0, false
+	}
+	return v, walkValue(s, v), true
+}
+
+// str returns the value of top-level member t when it is a string.
+func (x *jsonIndex) topStr(s string, t int) (string, bool) {
+	v, ok := x.at(s, t)
+	if !ok {
+		return "", false
+	}
+	return strAt(s, v)
+}
+
+// strAt returns the string whose value starts at or after v (white space
+// before it), ok false when the value there is not a string.
+func strAt(s string, v int) (string, bool) {
+	v = walkSpace(s, v)
+	if v >= len(s) || s[v] != '"' {
+		return "", false
+	}
+	return jsonStr(s[v:walkString(s, v)]), true
+}
+
+// jsonStr is the text of a JSON string literal of a valid document
+// (quotes included): its inside as it is, decoded only when it holds an
+// escape.
+func jsonStr(raw string) string {
+	in := raw[1 : len(raw)-1]
+	if strings.IndexByte(in, '\\') < 0 {
+		return in
+	}
+	return decodeJSONString(raw)
+}
