@@ -2,10 +2,10 @@ package httpmeta
 
 import "sync"
 
-// JSON replies are held whole, then written once; their buffers (the reply
-// as it came, and the rewritten one) are used again by later requests
-// instead of being left to the garbage collector: they are the largest
-// allocations of a JSON request. Only buffers up to maxPooledBuf are kept,
+// JSON replies are held whole, then written out in pieces of that one
+// buffer around their meta; the buffer is used again by later requests
+// instead of being left to the garbage collector: it is the largest
+// allocation of a JSON request. Only buffers up to maxPooledBuf are kept,
 // so a rare huge reply does not stay in memory.
 const maxPooledBuf = 64 << 10
 
@@ -44,9 +44,4 @@ func putReplyBuf(rb *replyBuf, b []byte) {
 	}
 	rb.b = b[:0]
 	replyBufs.Put(rb)
-}
-
-// sameMemory reports whether a and b start at the same array element.
-func sameMemory(a, b []byte) bool {
-	return cap(a) > 0 && cap(b) > 0 && &a[:1][0] == &b[:1][0]
 }

@@ -78,3 +78,8 @@ func TestConcurrentJSONRepliesKeepTheirBytes(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// sameMemory reports whether a and b start at the same array element.
+func sameMemory(a, b []byte) bool {
+	return cap(a) > 0 && cap(b) > 0 && &a[:1][0] == &b[:1][0]
+}

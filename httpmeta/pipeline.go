@@ -169,62 +169,64 @@ func (rw *responseWriter) finishBuffered() {
 	case bufRunOnceText:
 		x.reply.Meta.Merge(&x.meta)
 		rw.answerRunOnce(string(body), &x.reply.Meta)
-	case bufJSON, bufRunOnce, bufEdgeJSON:
-		// A pooled buffer for the rewritten reply, when it is forwarded.
-		var outBuf *replyBuf
-		var scratch []byte
-		if rw.kind == bufJSON {
-			if outBuf = getReplyBuf(len(body) + 256); outBuf != nil {
-				scratch = outBuf.b
-			}
-		}
+	case bufJSON:
+		rw.forwardJSON(body)
+	case bufRunOnce, bufEdgeJSON:
 		x.reply.Meta.Limit(int(x.h.MaxMetaBytes), x.h.warn)
 		out, meta, ok := translate.RewriteJSONReply(body, &x.meta, translate.JSONOptions{
-			Structured:  x.wantSplit,
-			Warn:        x.h.warn,
-			ForwardOnly: rw.kind == bufJSON,
-			Buf:         scratch,
-			Reply:       &x.reply,
-			BeforeEnd:   rw.endHook(),
+			Structured: x.wantSplit,
+			Warn:       x.h.warn,
+			Reply:      &x.reply,
+			BeforeEnd:  rw.endHook(),
 		})
 		if !ok {
-			if rw.kind == bufJSON {
-				rw.forwardBody(body, false)
-				rw.releaseBufs(body, outBuf, scratch)
-				return
-			}
 			x.reply.Meta.Merge(&x.meta) // not JSON: its text is the content
 			rw.answerContent(string(body), &x.reply.Meta, nil)
 			return
 		}
 		rw.stats.Events = 1
-		switch rw.kind {
-		case bufJSON:
-			changed := len(out) != len(body) || len(out) > 0 && &out[0] != &body[0]
-			rw.forwardBody(out, changed)
-			if changed && !sameMemory(out, body) {
-				// out is memory of our own: the scratch buffer, or one
-				// made in its place.
-				scratch = out
-			}
-			rw.releaseBufs(body, outBuf, scratch)
-		default:
-			content, errMsg, isErr := translate.JSONReplyText(out, &x.reply)
-			if isErr {
-				// A 2xx reply that carries only an error (SPEC 6.4).
-				rw.answerJSON(http.StatusBadGateway, translate.ErrorJSON(errMsg))
-				return
-			}
-			rw.answerContent(content, meta, out)
+		content, errMsg, isErr := translate.JSONReplyText(out, &x.reply)
+		if isErr {
+			// A 2xx reply that carries only an error (SPEC 6.4).
+			rw.answerJSON(http.StatusBadGateway, translate.ErrorJSON(errMsg))
+			return
 		}
+		rw.answerContent(content, meta, out)
 	}
 }
 
-// releaseBufs gives the buffers of a forwarded JSON reply back to the pool
-// once written: nothing refers to them any more (the meta keeps copies of
-// what it took from them). Each holder goes back once.
-func (rw *responseWriter) releaseBufs(body []byte, outBuf *replyBuf, out []byte) {
-	putReplyBuf(outBuf, out)
+// forwardJSON forwards a whole JSON reply with its meta (SPEC 4.2), written
+// as pieces of the body around the few new bytes: a reply is held once,
+// never copied (translate.JSONReplyParts). A body that is not JSON goes as
+// it came.
+func (rw *responseWriter) forwardJSON(body []byte) {
+	x := rw.x
+	x.reply.Meta.Limit(int(x.h.MaxMetaBytes), x.h.warn)
+	parts := &rw.ex.parts
+	if _, ok := parts.Rewrite(body, &x.meta, translate.JSONOptions{
+		Structured: x.wantSplit,
+		Warn:       x.h.warn,
+		Reply:      &x.reply,
+		BeforeEnd:  rw.endHook(),
+	}); ok {
+		rw.stats.Events = 1
+		hdr := rw.Header()
+		if parts.Changed() {
+			// The canonical forms, deleted directly: Del("ETag") would
+			// build "Etag" anew on every request.
+			delete(hdr, "Etag")
+			delete(hdr, "Content-Md5")
+			delete(hdr, "Digest")
+		}
+		setContentLength(hdr, parts.Len())
+		rw.forwardHeader()
+		if rw.err == nil {
+			_, _ = parts.WriteTo(clientOut{rw}) // a failure is rw.err
+		}
+	} else {
+		rw.forwardBody(body)
+	}
+	// Written: the pieces pointed into the body, which may now go back.
 	putReplyBuf(rw.bodyBuf, body)
 	rw.bodyBuf = nil
 	rw.buf = bytes.Buffer{}
@@ -248,17 +250,9 @@ func (rw *responseWriter) answerContent(content string, meta *translate.Meta, re
 	rw.answerRunOnce(content, meta)
 }
 
-// forwardBody writes a buffered JSON reply, rewritten or as it came.
-func (rw *responseWriter) forwardBody(body []byte, changed bool) {
-	hdr := rw.Header()
-	if changed {
-		// The canonical forms, deleted directly: Del("ETag") would build
-		// "Etag" anew on every request.
-		delete(hdr, "Etag")
-		delete(hdr, "Content-Md5")
-		delete(hdr, "Digest")
-	}
-	setContentLength(hdr, len(body))
+// forwardBody writes a buffered reply as it came.
+func (rw *responseWriter) forwardBody(body []byte) {
+	setContentLength(rw.Header(), len(body))
 	rw.forwardHeader()
 	rw.writeOut(body)
 }

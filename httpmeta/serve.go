@@ -75,8 +75,9 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, next Next) error
 // Exchange is everything one request needs, allocated at once. Its methods
 // tell an Observer what the handler did with the reply.
 type Exchange struct {
-	x  exchange
-	rw responseWriter
+	x     exchange
+	rw    responseWriter
+	parts translate.JSONReplyParts // a forwarded JSON reply, rewritten (forwardJSON)
 }
 
 func (st *Exchange) writer(w http.ResponseWriter, r *http.Request) *responseWriter {
