@@ -109,7 +109,7 @@ func partsCalls() []func() (*Meta, JSONOptions) {
 	return []func() (*Meta, JSONOptions){
 		func() (*Meta, JSONOptions) { return nil, JSONOptions{} },
 		func() (*Meta, JSONOptions) {
-			return &trimmed, JSONOptions{ForwardOnly: true, Reply: new(Reply), Buf: make([]byte, 0, 64)}
+			return &trimmed, JSONOptions{Reply: new(Reply), Buf: make([]byte, 0, 64)}
 		},
 		func() (*Meta, JSONOptions) {
 			rep := &Reply{Prices: []Price{{Model: "*", Input: 1, Output: 2}}, RequestModel: "m"}
@@ -230,7 +230,7 @@ func TestJSONReplyPartsHeldOnce(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	meta, ok = parts.Rewrite(body, nil, JSONOptions{ForwardOnly: true, Reply: rep})
+	meta, ok = parts.Rewrite(body, nil, JSONOptions{Reply: rep})
 	runtime.ReadMemStats(&after)
 	if !ok || !parts.Changed() || string(meta.JSON()) != `{"tools_used":["get_weather","get_markets"],"usage":{"input_tokens":9,"output_tokens":300000,"total_tokens":300009}}` {
 		t.Fatalf("ok %v changed %v meta %s", ok, parts.Changed(), meta.JSON())
@@ -255,7 +255,7 @@ func BenchmarkJSONReply1MiB(b *testing.B) {
 		var rep Reply
 		for i := 0; i < b.N; i++ {
 			rep = Reply{}
-			out, _, ok := RewriteJSONReply(body, nil, JSONOptions{ForwardOnly: true, Reply: &rep})
+			out, _, ok := RewriteJSONReply(body, nil, JSONOptions{Reply: &rep})
 			if !ok || len(out) <= len(body) {
 				b.Fatal("not rewritten")
 			}
@@ -268,7 +268,7 @@ func BenchmarkJSONReply1MiB(b *testing.B) {
 		var parts JSONReplyParts
 		for i := 0; i < b.N; i++ {
 			rep = Reply{}
-			if _, ok := parts.Rewrite(body, nil, JSONOptions{ForwardOnly: true, Reply: &rep}); !ok || parts.Len() <= len(body) {
+			if _, ok := parts.Rewrite(body, nil, JSONOptions{Reply: &rep}); !ok || parts.Len() <= len(body) {
 				b.Fatal("not rewritten")
 			}
 		}

@@ -46,19 +46,17 @@ func TestJSONTopLevelMeta(t *testing.T) {
 		},
 	}
 	for _, c := range cases {
-		for _, forwardOnly := range []bool{false, true} {
-			body := []byte(c.body)
-			out, meta, ok := RewriteJSONReply(body, c.extra, JSONOptions{ForwardOnly: forwardOnly})
-			if !ok {
-				t.Fatalf("%s: not rewritten", c.name)
-			}
-			checkSpliced(t, c.name, string(out), c.want, c.meta)
-			if !sameJSON(t, string(meta.JSON()), c.meta) {
-				t.Fatalf("%s: returned meta %s", c.name, meta.JSON())
-			}
-			if string(body) != c.body {
-				t.Fatalf("%s: the input was written to", c.name)
-			}
+		body := []byte(c.body)
+		out, meta, ok := RewriteJSONReply(body, c.extra, JSONOptions{})
+		if !ok {
+			t.Fatalf("%s: not rewritten", c.name)
+		}
+		checkSpliced(t, c.name, string(out), c.want, c.meta)
+		if !sameJSON(t, string(meta.JSON()), c.meta) {
+			t.Fatalf("%s: returned meta %s", c.name, meta.JSON())
+		}
+		if string(body) != c.body {
+			t.Fatalf("%s: the input was written to", c.name)
 		}
 	}
 }
@@ -81,12 +79,10 @@ func TestJSONTopLevelMetaNothingToChange(t *testing.T) {
 		`{"type":"message","content":[{"type":"tool_use","name":"t","input":{}}],"meta":{"tools_used":["t"],"k":[1,2]}}`,
 		`{"type":"message","content":[{"type":"text","text":"a \"tool_use\" and a web_search_call"}]}`,
 	} {
-		for _, forwardOnly := range []bool{false, true} {
-			in := []byte(body)
-			out, _, ok := RewriteJSONReply(in, nil, JSONOptions{ForwardOnly: forwardOnly})
-			if !ok || !sameSlice(out, in) {
-				t.Fatalf("%s (forward only %v): got %s, ok %v; want the body itself", body, forwardOnly, out, ok)
-			}
+		in := []byte(body)
+		out, _, ok := RewriteJSONReply(in, nil, JSONOptions{})
+		if !ok || !sameSlice(out, in) {
+			t.Fatalf("%s: got %s, ok %v; want the body itself", body, out, ok)
 		}
 	}
 }

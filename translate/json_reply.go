@@ -13,12 +13,6 @@ type JSONOptions struct {
 	Structured bool
 	// Warn, when set, is told of each fallback by a short reason code.
 	Warn func(reason string)
-	// ForwardOnly: the caller forwards the body and reads nothing else of
-	// it. It changes nothing any more: every body is validated in the one
-	// pass that also finds what the reply holds (json_index.go), and one
-	// that is not a JSON object answers ok false, which a forwarding caller
-	// answers by forwarding it untouched.
-	ForwardOnly bool
 	// Buf, when it has room, is where a rewritten reply is built (from
 	// Buf[:0]), so that a caller can use a buffer again; out then shares
 	// its memory.

@@ -69,7 +69,7 @@ func TestBenchJSONReplies(t *testing.T) {
 		if len(c.body) != 2048 || !ValidJSON(unsafeString(c.body)) {
 			t.Fatalf("%s: %d bytes, valid %v", c.name, len(c.body), ValidJSON(unsafeString(c.body)))
 		}
-		out, meta, ok := RewriteJSONReply(c.body, new(Meta), JSONOptions{ForwardOnly: true})
+		out, meta, ok := RewriteJSONReply(c.body, new(Meta), JSONOptions{})
 		want := append(c.body[:len(c.body)-1:len(c.body)-1], `,"meta":`+c.want+`}`...)
 		if !ok || !bytes.Equal(out, want) || string(meta.JSON()) != c.want {
 			t.Errorf("%s: ok %v, meta %s\n got %s\nwant %s", c.name, ok, meta.JSON(), out, want)
@@ -91,7 +91,7 @@ func BenchmarkJSONReply2K(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				rep = Reply{}
 				rep.Meta.Limit(DefaultMaxMetaBytes, nil)
-				out, _, ok := RewriteJSONReply(c.body, extra, JSONOptions{ForwardOnly: true, Buf: buf, Reply: &rep})
+				out, _, ok := RewriteJSONReply(c.body, extra, JSONOptions{Buf: buf, Reply: &rep})
 				if !ok || len(out) <= len(c.body) {
 					b.Fatal("not rewritten")
 				}
@@ -114,7 +114,7 @@ func BenchmarkJSONReplyParts2K(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				rep = Reply{}
 				rep.Meta.Limit(DefaultMaxMetaBytes, nil)
-				if _, ok := parts.Rewrite(c.body, extra, JSONOptions{ForwardOnly: true, Reply: &rep}); !ok || parts.Len() <= len(c.body) {
+				if _, ok := parts.Rewrite(c.body, extra, JSONOptions{Reply: &rep}); !ok || parts.Len() <= len(c.body) {
 					b.Fatal("not rewritten")
 				}
 			}

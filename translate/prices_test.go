@@ -211,7 +211,7 @@ func TestUpstreamCostOrder(t *testing.T) {
 	if got := string(m.Get(KeyCost)); got != "0.0123" {
 		t.Fatalf("header then usage.cost (JSON): %s", got)
 	}
-	_, m, _ = RewriteJSONReply([]byte(`{"choices":[],"usage":{"prompt_tokens":1}}`), nil, JSONOptions{Reply: header(), ForwardOnly: true})
+	_, m, _ = RewriteJSONReply([]byte(`{"choices":[],"usage":{"prompt_tokens":1}}`), nil, JSONOptions{Reply: header()})
 	if got := string(m.Get(KeyCost)); got != "0.9" {
 		t.Fatalf("header alone: %s", got)
 	}

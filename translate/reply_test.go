@@ -130,15 +130,13 @@ func TestTimingInJSONReplies(t *testing.T) {
 		`{"object":"response","output":[{"type":"message","content":[{"type":"output_text","text":"Hi"}]}]}`,
 		`{"type":"message","content":[{"type":"text","text":"Hi"}]}`,
 	} {
-		for _, forwardOnly := range []bool{false, true} {
-			out, _, ok := RewriteJSONReply([]byte(body), nil, JSONOptions{Reply: timed(), ForwardOnly: forwardOnly})
-			if !ok {
-				t.Fatalf("%s: not read", body)
-			}
-			name := body + map[bool]string{true: " (forward only)", false: ""}[forwardOnly]
-			if _, _, hasFirst := timingOf(t, name, metaAt(t, string(out), "meta")); hasFirst {
-				t.Fatalf("%s: first_token_ms in a JSON reply: %s", body, out)
-			}
+		out, _, ok := RewriteJSONReply([]byte(body), nil, JSONOptions{Reply: timed()})
+		if !ok {
+			t.Fatalf("%s: not read", body)
+		}
+		name := body
+		if _, _, hasFirst := timingOf(t, name, metaAt(t, string(out), "meta")); hasFirst {
+			t.Fatalf("%s: first_token_ms in a JSON reply: %s", body, out)
 		}
 	}
 }
