@@ -106,7 +106,7 @@ func (rw *responseWriter) callNext(next Next) (err error, aborted bool) {
 // those always answer in the edge function's shape, 502 {"error": …} (SPEC
 // 6.4), as the edge function answers a failed fetch. It does so only while
 // the client is still there; otherwise, for every other request, and after
-// next began a reply, the error goes on to Caddy as it came.
+// next began a reply, the error goes on to the caller (Caddy) as it came.
 func (rw *responseWriter) answersUpstreamFailure(err error) bool {
 	if !(rw.x.endpoint || rw.x.runOnce) || rw.state != stNew || rw.forwarded || rw.r.Context().Err() != nil {
 		return false
