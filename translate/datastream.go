@@ -217,6 +217,7 @@ func (c *DataStreamConverter) part(code byte, val string) int {
 		case 'g':
 			c.delta("reasoning_content", text)
 		default:
+			c.runOf(false)
 			c.buf = AppendErrorEvent(c.buf, text)
 			c.flushFull()
 		}
@@ -312,15 +313,22 @@ type convCore struct {
 	id      string // the first message id announced before the first chunk
 	started bool   // a chunk has been written: the head is fixed, the role given
 
-	buf     []byte // events produced by the current Write
-	str     []byte // a decoded JSON string with escapes
-	scratch []byte // usage and meta being built
-	err     error  // the output's first error, sticky
-	ended   bool   // the meta-only event and [DONE] have been written
+	buf []byte // events produced by the current Write
+	// run: buf holds only text deltas after the first chunk, runs of them
+	// counted and their content joined in runText, for madeDeltaWriter.
+	fast     madeDeltaWriter // out, when it takes text deltas unread
+	run      bool
+	runCount int
+	runText  []byte
+	str      []byte // a decoded JSON string with escapes
+	scratch  []byte // usage and meta being built
+	err      error  // the output's first error, sticky
+	ended    bool   // the meta-only event and [DONE] have been written
 }
 
 func (c *convCore) init(out io.Writer, opts ConvertOptions) {
 	c.out = out
+	c.fast, _ = out.(madeDeltaWriter)
 	c.opts = opts
 	c.meta = &c.ownMeta
 	if opts.Reply != nil {
@@ -370,8 +378,37 @@ func (c *convCore) start() bool {
 
 func (c *convCore) delta(field, text string) {
 	role := c.start()
+	// The first chunk (with the role) is read by the rewriter as any other:
+	// it takes the stream's id from it. The rest can skip the reading.
+	c.runOf(!role)
 	c.buf = c.head.AppendDelta(c.buf, field, text, role)
+	if c.run {
+		c.runCount++
+		if field == "content" {
+			c.runText = append(c.runText, text...)
+		}
+	}
 	c.flushFull()
+}
+
+// runOf makes buf hold only events of one kind, text deltas (delta) or any
+// other, writing out what it holds when the kind changes.
+func (c *convCore) runOf(delta bool) {
+	if c.fast == nil {
+		return // one Write for all: nothing to tell apart
+	}
+	if c.run != delta && len(c.buf) > 0 {
+		_ = c.flush() // the error is sticky: Write returns it
+	}
+	c.run = delta
+}
+
+// madeDeltaWriter takes chat chunks a converter made that carry nothing but
+// a text delta: count of them, content their content deltas joined. It
+// reports false, having done nothing, when it must read them as any other
+// event (SSERewriter.WriteMadeDeltas).
+type madeDeltaWriter interface {
+	WriteMadeDeltas(p []byte, count int, content string) (bool, error)
 }
 
 // convFlushAt is how many bytes of chunks one upstream write may build
@@ -397,6 +434,7 @@ func (c *convCore) finish(reason string, usage gjson.Result) {
 	}
 	var u []byte
 	c.scratch, u = appendUsage(c.scratch[:0], usage)
+	c.runOf(false)
 	c.buf = c.head.AppendFinish(c.buf, mapFinishReason(reason), role, u)
 	c.flushFull()
 }
@@ -421,7 +459,9 @@ func (c *convCore) end() {
 			rep.setCostFrom(late)
 		}
 		c.hustle.usageInto(rep)
-	} else if !c.meta.Empty() {
+	}
+	c.runOf(false)
+	if c.opts.Reply == nil && !c.meta.Empty() {
 		c.scratch = c.meta.AppendJSON(c.scratch[:0])
 		c.buf = AppendBareMeta(c.buf, c.scratch)
 	}
@@ -436,10 +476,16 @@ func (c *convCore) flush() error {
 	if len(c.buf) == 0 {
 		return nil
 	}
-	if _, err := c.out.Write(c.buf); err != nil {
-		c.err = err
+	done := false
+	if c.run && c.runCount > 0 {
+		done, c.err = c.fast.WriteMadeDeltas(c.buf, c.runCount, unsafeString(c.runText))
 	}
-	c.buf = c.buf[:0]
+	if !done {
+		if _, err := c.out.Write(c.buf); err != nil {
+			c.err = err
+		}
+	}
+	c.buf, c.runCount, c.runText = c.buf[:0], 0, c.runText[:0]
 	return c.err
 }
 

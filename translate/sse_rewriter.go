@@ -566,3 +566,33 @@ func dialectFor(r *SSERewriter, f Format) eventDialect {
 	r.chat.w = r
 	return &r.chat
 }
+
+// WriteMadeDeltas writes chunks a stream converter made (SPEC 5), each a
+// chat chunk with nothing but a text delta, after the first chunk of the
+// stream: count of them, content their content deltas joined. They go out
+// as Write would send them, without being split and read again: what the
+// chat dialect would take from them (the events, the text a consumer
+// waits for) is taken here. It reports false, having done nothing, when
+// they must be read as any other event: a structured reply reads each
+// delta, and after the end events pass as they are.
+func (r *SSERewriter) WriteMadeDeltas(p []byte, count int, content string) (bool, error) {
+	if r.err != nil {
+		return true, r.err
+	}
+	if r.done || r.opts.Structured != nil || r.dialect != eventDialect(&r.chat) {
+		return false, nil
+	}
+	if r.opts.Stats != nil {
+		r.opts.Stats.Events += int64(count)
+	}
+	if rep := r.reply; content != "" && (rep.WantContent || rep.WaitsForText()) {
+		rep.SawText()
+		rep.AddText(content)
+	}
+	r.dropLF = false
+	r.emitCopy(p)
+	if r.err == nil && r.reply.TooLarge() {
+		r.err = ErrContentTooLarge
+	}
+	return true, r.err
+}

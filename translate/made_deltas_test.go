@@ -1,0 +1,106 @@
+package translate
+
+import (
+	"bytes"
+	"io"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/tidwall/sjson"
+)
+
+// writeOnly hides WriteMadeDeltas: the converter then writes every chunk
+// through Write, to be split and read as any other event.
+type writeOnly struct{ io.Writer }
+
+// convertBothWays runs in through a converter of format f into a rewriter
+// twice, once with the made text deltas handed over unread
+// (WriteMadeDeltas) and once read as any event, in the same pieces.
+func convertBothWays(t *testing.T, f Format, in []byte, pieces []int, setup func(*SSEOptions)) (fast, read string, fastRep, readRep *Reply, fastStats, readStats Stats) {
+	t.Helper()
+	run := func(hide bool, stats *Stats) (string, *Reply) {
+		var out bytes.Buffer
+		sse := SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Model: "m", Protocol: FormatSSE, Stats: stats}
+		setup(&sse)
+		rw := NewSSERewriter(&out, sse, nil)
+		conv := ConvertOptions{Model: "m", Created: 1, MaxLine: 1 << 20, HustleSummary: true, Reply: rw.Reply()}
+		var dst io.Writer = rw
+		if hide {
+			dst = writeOnly{rw}
+		}
+		var c io.WriteCloser
+		if f == FormatDataStream {
+			c = NewDataStreamConverter(dst, conv)
+		} else {
+			c = NewUIStreamConverter(dst, conv)
+		}
+		rest := in
+		for _, n := range pieces {
+			n = min(n, len(rest))
+			c.Write(rest[:n])
+			rest = rest[n:]
+		}
+		c.Write(rest)
+		c.Close()
+		rw.Close()
+		return generatedID.ReplaceAllString(out.String(), `"id":"chatcmpl-X"`), rw.Reply()
+	}
+	fast, fastRep = run(false, &fastStats)
+	read, readRep = run(true, &readStats)
+	return
+}
+
+// TestMadeDeltasSameAsRead: text deltas a converter hands the rewriter
+// unread give the client the same bytes, and the record the same text,
+// meta and counts, as when the rewriter reads them, whole or in pieces,
+// for run-once (the text collected), timing and structured replies (which
+// read every delta).
+func TestMadeDeltasSameAsRead(t *testing.T) {
+	dir := upstreamFixturesDir(t)
+	inputs := []struct {
+		f  Format
+		in string
+	}{
+		{FormatDataStream, mixedStream},
+		{FormatDataStream, string(loadUpstreamFixture(t, dir, "vercel-data-stream-v1-tool-call-deltas.txt"))},
+		{FormatDataStream, "0:\"a\"\n0:\"b\"\n3:\"oops\"\n0:\"c\"\ng:\"r\"\nd:{\"finishReason\":\"stop\"}\n0:\"late\"\n"},
+		{FormatUIStream, string(loadUpstreamFixture(t, dir, "vercel-ui-message-stream-v1-error.sse"))},
+		{FormatUIStream, "data: {\"type\":\"start\",\"messageId\":\"m1\"}\n\ndata: {\"type\":\"text-delta\",\"id\":\"0\",\"delta\":\"Hel\"}\n\ndata: {\"type\":\"text-delta\",\"id\":\"0\",\"delta\":\"lo\"}\n\ndata: {\"type\":\"reasoning-delta\",\"id\":\"r\",\"delta\":\"hm\"}\n\ndata: {\"type\":\"finish\"}\n\ndata: [DONE]\n\n"},
+	}
+	setups := map[string]func(*SSEOptions){
+		"plain": func(*SSEOptions) {},
+		"run-once": func(o *SSEOptions) {
+			o.Reply = &Reply{WantContent: true, MaxContent: 1 << 20}
+		},
+		"timing":     func(o *SSEOptions) { o.Reply = &Reply{Timing: true, Start: time.Now()} },
+		"structured": func(o *SSEOptions) { o.Structured = NewReplyStream(1 << 20) },
+	}
+	rng := rand.New(rand.NewSource(1))
+	for i, c := range inputs {
+		for name, setup := range setups {
+			for try := 0; try < 20; try++ {
+				var pieces []int
+				if try > 0 {
+					for n := 0; n < len(c.in); {
+						k := 1 + rng.Intn(64)
+						pieces = append(pieces, k)
+						n += k
+					}
+				}
+				fast, read, fr, rr, fs, rs := convertBothWays(t, c.f, []byte(c.in), pieces, setup)
+				if fast != read {
+					t.Fatalf("input %d, %s, pieces %v: the client got\n%s\nwant\n%s", i, name, pieces, fast, read)
+				}
+				// timing's figures are the clock's; whether text was seen is
+				// compared instead.
+				fm, _ := sjson.DeleteBytes(fr.Meta.JSON(), "timing")
+				rm, _ := sjson.DeleteBytes(rr.Meta.JSON(), "timing")
+				if fr.Content() != rr.Content() || string(fm) != string(rm) || fs != rs || fr.firstText.IsZero() != rr.firstText.IsZero() {
+					t.Fatalf("input %d, %s: record differs: text %q / %q, meta %s / %s, stats %+v / %+v",
+						i, name, fr.Content(), rr.Content(), fr.Meta.JSON(), rr.Meta.JSON(), fs, rs)
+				}
+			}
+		}
+	}
+}
