@@ -313,17 +313,19 @@ type convCore struct {
 	id      string // the first message id announced before the first chunk
 	started bool   // a chunk has been written: the head is fixed, the role given
 
-	buf []byte // events produced by the current Write
-	// run: buf holds only text deltas after the first chunk, runs of them
-	// counted and their content joined in runText, for madeDeltaWriter.
-	fast     madeDeltaWriter // out, when it takes text deltas unread
+	buf     []byte // events produced by the current Write
+	str     []byte // a decoded JSON string with escapes
+	scratch []byte // usage and meta being built
+	err     error  // the output's first error, sticky
+	ended   bool   // the meta-only event and [DONE] have been written
+
+	// When out takes text deltas unread (madeDeltaWriter), buf holds
+	// either only text deltas after the stream's first chunk (run: counted,
+	// their content joined in runText) or only other events.
+	fast     madeDeltaWriter
 	run      bool
 	runCount int
 	runText  []byte
-	str      []byte // a decoded JSON string with escapes
-	scratch  []byte // usage and meta being built
-	err      error  // the output's first error, sticky
-	ended    bool   // the meta-only event and [DONE] have been written
 }
 
 func (c *convCore) init(out io.Writer, opts ConvertOptions) {
