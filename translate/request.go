@@ -2,8 +2,6 @@ package translate
 
 import (
 	"bytes"
-	"encoding/binary"
-	"math/bits"
 	"path"
 	"slices"
 	"strings"
@@ -312,23 +310,10 @@ func RequestUnchanged(body []byte, opts RequestOptions) bool {
 		return false
 	}
 	askUsage := opts.StreamUsage && opts.Kind == RequestChat
-	// One pass over the quotes, eight bytes at a time (as scanKeys): most
-	// strings start with a letter no flag or "stream" starts with.
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; i+8 <= len(body); i += 8 {
-		x := binary.LittleEndian.Uint64(body[i:]) ^ (lo * '"')
-		m := (x - lo) &^ x & hi // high bit set in each byte that was '"'
-		for m != 0 {
-			k := i + bits.TrailingZeros64(m)>>3 + 1
-			m &= m - 1
-			if k < len(body) && requestKeyFirst[body[k]] && requestKeyAt(body, k, askUsage) {
-				return false
-			}
-		}
-	}
-	for ; i < len(body); i++ {
-		if body[i] == '"' && i+1 < len(body) && requestKeyFirst[body[i+1]] && requestKeyAt(body, i+1, askUsage) {
+	// One pass over the quotes (as scanKeys): most strings start with a
+	// letter no flag or "stream" starts with.
+	for k := nextQuoted(body, 0, &requestKeyFirst); k >= 0; k = nextQuoted(body, k, &requestKeyFirst) {
+		if requestKeyAt(body, k, askUsage) {
 			return false
 		}
 	}

@@ -337,25 +337,33 @@ const (
 // bytes at a time, SWAR) and looks at what follows. Most events of a stream have none of them, so this
 // is what keeps them off gjson's path.
 func scanKeys(data []byte) (set uint8) {
+	for k := nextQuoted(data, 0, &keyFirst); k >= 0; k = nextQuoted(data, k, &keyFirst) {
+		set |= keyAt(data[k:])
+	}
+	return set
+}
+
+// nextQuoted returns the index of the first byte after a '"' at or past
+// data[i] that first marks, or -1: the quotes are found eight bytes at a
+// time (SWAR), and a string whose first byte is not marked costs no call.
+// A '#' right after a quote can be taken for one (the borrow of the test),
+// which only ever adds a candidate.
+func nextQuoted(data []byte, i int, first *[256]bool) int {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	i := 0
 	for ; i+8 <= len(data); i += 8 {
 		x := binary.LittleEndian.Uint64(data[i:]) ^ (lo * '"')
-		m := (x - lo) &^ x & hi // high bit set in each byte that was '"'
-		for m != 0 {
-			k := i + bits.TrailingZeros64(m)>>3 + 1
-			m &= m - 1
-			if k < len(data) && keyFirst[data[k]] {
-				set |= keyAt(data[k:])
+		for m := (x - lo) &^ x & hi; m != 0; m &= m - 1 { // high bit set in each byte that was '"'
+			if k := i + bits.TrailingZeros64(m)>>3 + 1; k < len(data) && first[data[k]] {
+				return k
 			}
 		}
 	}
 	for ; i < len(data); i++ {
-		if data[i] == '"' && i+1 < len(data) && keyFirst[data[i+1]] {
-			set |= keyAt(data[i+1:])
+		if data[i] == '"' && i+1 < len(data) && first[data[i+1]] {
+			return i + 1
 		}
 	}
-	return set
+	return -1
 }
 
 // keyFirst marks the first letters of the keys scanKeys looks for: most
