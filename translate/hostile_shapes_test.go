@@ -51,10 +51,6 @@ func feedSSE(opts SSEOptions) func(in []byte) {
 
 var sseOpts = SSEOptions{MaxEvent: hostileMaxEvent, FinalMeta: true, Model: "m"}
 
-// sseUnbounded has a meta bound too large to be reached (see
-// rewriteUnbounded).
-var sseUnbounded = SSEOptions{MaxEvent: hostileMaxEvent, FinalMeta: true, Model: "m", MaxMeta: 1 << 30}
-
 func convOpts() ConvertOptions {
 	return ConvertOptions{Model: "m", MaxLine: hostileMaxEvent, HustleSummary: true, Created: 1}
 }

@@ -54,7 +54,6 @@ type recWriter struct {
 	buf    bytes.Buffer
 	writes int
 	failAt int // the failAt-th Write fails (1-based); 0: never
-	err    error
 	// in: the rewriter's current input; counts writes that are slices of it.
 	in      []byte
 	aliased int
