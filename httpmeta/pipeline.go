@@ -220,9 +220,7 @@ func (rw *responseWriter) forwardJSON(body []byte) {
 		}
 		setContentLength(hdr, parts.Len())
 		rw.forwardHeader()
-		if rw.err == nil {
-			_, _ = parts.WriteTo(clientOut{rw}) // a failure is rw.err
-		}
+		rw.writeParts(parts)
 	} else {
 		rw.forwardBody(body)
 	}
@@ -230,6 +228,25 @@ func (rw *responseWriter) forwardJSON(body []byte) {
 	putReplyBuf(rw.bodyBuf, body)
 	rw.bodyBuf = nil
 	rw.buf = bytes.Buffer{}
+}
+
+// writeParts writes a rewritten reply to the client in one Write when it
+// is small enough to copy into a pooled buffer, and piece by piece
+// otherwise, so that a large reply is still held only once. One Write
+// matters: Caddy's server sets the connection's write deadline again on
+// every Write (caddyhttp.IdleTimeoutWriter), which costs more than copying
+// a few kilobytes.
+func (rw *responseWriter) writeParts(parts *translate.JSONReplyParts) {
+	if rw.err != nil {
+		return
+	}
+	if rb := getReplyBuf(parts.Len()); rb != nil {
+		out := parts.AppendTo(rb.b)
+		rw.writeOut(out)
+		putReplyBuf(rb, out)
+		return
+	}
+	_, _ = parts.WriteTo(clientOut{rw}) // a failure is rw.err
 }
 
 // answerContent answers a run-once reply, or the edge endpoint's stream.
