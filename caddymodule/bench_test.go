@@ -229,10 +229,11 @@ func (g *benchRig) with() {
 }
 
 // benchMeasure runs f n times and returns the wall time, the process CPU time
-// (user + system, all threads: GC included) and the allocations taken. On a
+// (user + system, all threads: GC included), the allocations taken and the
+// bytes they took. On a
 // machine shared with other work the CPU time is the steadier figure: it
 // does not count the time the process waited for a core.
-func benchMeasure(n int, f func()) (wall, cpu time.Duration, allocs uint64) {
+func benchMeasure(n int, f func()) (wall, cpu time.Duration, allocs, bytes uint64) {
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	c0 := benchCPUTime()
@@ -243,7 +244,7 @@ func benchMeasure(n int, f func()) (wall, cpu time.Duration, allocs uint64) {
 	wall = time.Since(t0)
 	cpu = benchCPUTime() - c0
 	runtime.ReadMemStats(&m1)
-	return wall, cpu, m1.Mallocs - m0.Mallocs
+	return wall, cpu, m1.Mallocs - m0.Mallocs, m1.TotalAlloc - m0.TotalAlloc
 }
 
 // benchCPUTime is the CPU time used by the process so far.
@@ -281,10 +282,10 @@ func runBench(b *testing.B, n int, mk func(n int) *benchCase) {
 		c2 := mk(2 * n)
 		g2 := newBenchRig(b, h, c2)
 		const runs = 50
-		_, _, b1 := benchMeasure(runs, g.base)
-		_, _, w1 := benchMeasure(runs, g.with)
-		_, _, b2 := benchMeasure(runs, g2.base)
-		_, _, w2 := benchMeasure(runs, g2.with)
+		_, _, b1, _ := benchMeasure(runs, g.base)
+		_, _, w1, _ := benchMeasure(runs, g.with)
+		_, _, b2, _ := benchMeasure(runs, g2.base)
+		_, _, w2, _ := benchMeasure(runs, g2.with)
 		added1 := float64(w1) - float64(b1)
 		added2 := float64(w2) - float64(b2)
 		marginal = (added2 - added1) / runs / float64(c2.events-c.events)
@@ -294,9 +295,9 @@ func runBench(b *testing.B, n int, mk func(n int) *benchCase) {
 	}
 
 	b.ReportAllocs()
-	baseT, baseC, baseA := benchMeasure(b.N, g.base)
+	baseT, baseC, baseA, baseB := benchMeasure(b.N, g.base)
 	b.StartTimer()
-	withT, withC, withA := benchMeasure(b.N, g.with)
+	withT, withC, withA, withB := benchMeasure(b.N, g.with)
 	b.StopTimer()
 
 	nreq := float64(b.N)
@@ -307,6 +308,7 @@ func runBench(b *testing.B, n int, mk func(n int) *benchCase) {
 		b.ReportMetric(addNs, "added-ns/req")
 		b.ReportMetric(addCPU, "added-cpu-ns/req")
 		b.ReportMetric(addAllocs, "added-allocs/req")
+		b.ReportMetric((float64(withB)-float64(baseB))/nreq, "added-B/req")
 		return
 	}
 	ev := float64(c.events)

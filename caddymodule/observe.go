@@ -14,12 +14,13 @@ import (
 // metrics (httpmeta.Observer).
 type caddyObserver struct{}
 
-// Started makes the request's replacer ask the exchange for the module's
-// placeholders. Caddy's own providers come first; ours is the last asked,
-// so other look-ups do not pass through it.
+// Started makes the request's replacer ask the exchange's view for the
+// module's placeholders: the access log reads them after the handlers
+// returned, when only the view is left. Caddy's own providers come first;
+// ours is the last asked, so other look-ups do not pass through it.
 func (caddyObserver) Started(r *http.Request, x *httpmeta.Exchange) {
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
-		repl.Map(placeholders{x}.value)
+		repl.Map(placeholders{x.View()}.value)
 	}
 }
 
@@ -72,28 +73,31 @@ const (
 // values of a buffered reply are known by then), by log fields once the
 // reply is done. Nothing is built for a request whose placeholders nobody
 // reads.
-type placeholders struct{ x *httpmeta.Exchange }
+type placeholders struct{ v *httpmeta.View }
 
 func (p placeholders) value(key string) (any, bool) {
 	switch key {
 	case phMode:
-		return modeNames[p.x.Mode()], true
+		return modeNames[p.v.Mode()], true
 	case phFmt:
-		return formatNames[p.x.Format()], true
+		return formatNames[p.v.Format()], true
 	case phTools:
-		return p.x.Reply().Meta.ToolsPlaceholder(), true
-	case phIn, phOut, phCost:
+		return p.v.Tools(), true
+	case phCost:
 		// Empty when unknown (SPEC 9.4).
-		rep := p.x.Reply()
-		switch {
-		case key == phCost && rep.HasCost:
-			return strconv.FormatFloat(rep.Cost, 'f', -1, 64), true
-		case key == phIn && rep.Usage.Known():
-			return rep.Usage.Input, true
-		case key == phOut && rep.Usage.Known():
-			return rep.Usage.Output, true
+		if usd, ok := p.v.Cost(); ok {
+			return strconv.FormatFloat(usd, 'f', -1, 64), true
 		}
 		return "", true
+	case phIn, phOut:
+		u := p.v.Usage()
+		switch {
+		case !u.Known():
+			return "", true
+		case key == phIn:
+			return u.Input, true
+		}
+		return u.Output, true
 	}
 	return nil, false
 }

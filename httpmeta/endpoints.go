@@ -17,7 +17,7 @@ const (
 // the client itself (a bad body: 400, the upstream is never called).
 func (h *Handler) prepareEndpoint(w http.ResponseWriter, r *http.Request, x *exchange, edge bool) (done bool) {
 	x.endpoint = true
-	body, whole := h.readBody(r, &x.body)
+	body, whole := h.readBody(r, &x.last.body)
 	if !whole {
 		writeError(w, http.StatusRequestEntityTooLarge, "Request body larger than max_request_bytes ("+strconv.FormatInt(h.MaxRequestBytes, 10)+" bytes)")
 		return true
@@ -36,7 +36,7 @@ func (h *Handler) prepareEndpoint(w http.ResponseWriter, r *http.Request, x *exc
 	stream := xStream && !runOnceFlag
 	x.runOnce = !stream
 	x.edgeStream = stream
-	setBody(r, res.Body, &x.body)
+	setBody(r, res.Body, &x.last.body)
 	r.Header.Set("Content-Type", "application/json")
 	r.URL.Path = h.ChatPath
 	r.URL.RawPath = ""

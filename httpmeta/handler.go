@@ -81,7 +81,9 @@ func DefaultConfig() Config {
 // placeholders. Its methods run on the request's goroutine and must not
 // keep the exchange past Done.
 type Observer interface {
-	// Started: the exchange is about to go upstream.
+	// Started: the exchange is about to go upstream. x, like the x of
+	// Done, is valid until Serve returns and then used again for another
+	// request; x.View() stays valid for reading its figures later.
 	Started(r *http.Request, x *Exchange)
 	// Fallback: something was forwarded untouched or skipped (reason is a
 	// fixed word, never content).

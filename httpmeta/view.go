@@ -1,0 +1,87 @@
+package httpmeta
+
+import (
+	"strings"
+
+	"github.com/llm-meta/llm_meta/translate"
+)
+
+// View shows an exchange's figures to readers that may come after Serve
+// returned, such as Caddy's access log reading placeholders: while the
+// exchange runs it reads them from the exchange, and when it ends it keeps
+// a copy of them, because the exchange's memory is then used again.
+type View struct {
+	ex   *Exchange // nil once the exchange ended
+	kept summary
+}
+
+// summary is what a View keeps of an ended exchange.
+type summary struct {
+	mode    Mode
+	format  translate.Format
+	tools   string
+	usage   translate.Usage
+	cost    float64
+	hasCost bool
+}
+
+// View returns the exchange's view. It stays valid after the request.
+func (st *Exchange) View() *View { return &st.x.last.view }
+
+// end keeps the figures of the ending exchange.
+func (v *View) end() {
+	st := v.ex
+	rep := st.Reply()
+	v.kept = summary{
+		mode:    st.Mode(),
+		format:  st.Format(),
+		tools:   v.Tools(),
+		usage:   rep.Usage,
+		cost:    rep.Cost,
+		hasCost: rep.HasCost,
+	}
+	v.ex = nil
+}
+
+// Mode is what the handler did with the reply.
+func (v *View) Mode() Mode {
+	if v.ex != nil {
+		return v.ex.Mode()
+	}
+	return v.kept.mode
+}
+
+// Format is the reply's format, as far as it is known.
+func (v *View) Format() translate.Format {
+	if v.ex != nil {
+		return v.ex.Format()
+	}
+	return v.kept.format
+}
+
+// Tools is the tools_used placeholder's text. It is a copy: the meta's own
+// text lives in the exchange's memory.
+func (v *View) Tools() string {
+	if v.ex != nil {
+		return strings.Clone(v.ex.Reply().Meta.ToolsPlaceholder())
+	}
+	return v.kept.tools
+}
+
+// Usage is the reply's token usage (translate.Usage.Known says whether it
+// reported any).
+func (v *View) Usage() translate.Usage {
+	if v.ex != nil {
+		return v.ex.Reply().Usage
+	}
+	return v.kept.usage
+}
+
+// Cost is the reply's cost in US dollars, when known.
+func (v *View) Cost() (usd float64, ok bool) {
+	if v.ex != nil {
+		rep := v.ex.Reply()
+		return rep.Cost, rep.HasCost
+	}
+	return v.kept.cost, v.kept.hasCost
+}
