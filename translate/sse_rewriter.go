@@ -61,8 +61,7 @@ type SSERewriter struct {
 	out     io.Writer
 	opts    SSEOptions
 	dialect eventDialect
-	reply   *Reply
-	own     Reply // the record, when the caller shares none
+	reply   *Reply // the caller's record, or one of the rewriter's own
 
 	split   SSESplitter
 	scratch []byte // joined data of multi-line events
@@ -98,7 +97,9 @@ func NewSSERewriter(out io.Writer, opts SSEOptions, meta *Meta) *SSERewriter {
 	r.split.Max = opts.MaxEvent
 	r.reply = opts.Reply
 	if r.reply == nil {
-		r.reply = &r.own
+		// Apart, not a field: the handler shares its record, and a Reply
+		// (about 1 KiB) in every rewriter would be allocated for nothing.
+		r.reply = new(Reply)
 	}
 	r.reply.Meta.Limit(opts.MaxMeta, opts.Warn)
 	if meta != nil {
