@@ -1,6 +1,10 @@
 package translate
 
-import "github.com/tidwall/gjson"
+import (
+	"slices"
+
+	"github.com/tidwall/gjson"
+)
 
 // chatDialect reads OpenAI chat-completion chunks (SPEC 4.3): tool names
 // from the deltas, usage, choice 0's text, the structured reply (SPEC 7),
@@ -38,11 +42,14 @@ func (c *chatDialect) end(term []byte) {
 		r.opts.Stats.FinalMeta++
 	}
 	meta := r.reply.Meta.JSON()
-	buf := r.ownBuf()
+	head := c.head()
+	// Sized once: appended piece by piece from an empty buffer, the event
+	// was reallocated at each doubling.
+	buf := slices.Grow(r.ownBuf(), head.metaEventLen(len(meta)))
 	if r.opts.BareMeta {
 		buf = AppendBareMeta(buf, meta)
 	} else {
-		buf = c.head().AppendMeta(buf, meta)
+		buf = head.AppendMeta(buf, meta)
 	}
 	r.emitOwn(buf)
 }

@@ -110,6 +110,13 @@ func (h ChunkHead) AppendFinish(dst []byte, finishReason string, role bool, usag
 	return append(dst, "}\n\n"...)
 }
 
+// metaEventLen is the length of the final meta event of meta (metaLen
+// bytes), in either form, or a little more: its buffer is sized once.
+func (h ChunkHead) metaEventLen(metaLen int) int {
+	return metaLen + len(h.id) + len(h.created) + len(h.model) +
+		len(`data: {"id":,"object":"chat.completion.chunk","created":,"model":,"choices":[],"meta":}`) + len("\n\n")
+}
+
 // AppendMeta appends the final meta event as a valid chunk with no choices
 // (SPEC 4.3, meta_event chunk).
 func (h ChunkHead) AppendMeta(dst, meta []byte) []byte {
