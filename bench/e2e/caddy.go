@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"syscall"
@@ -43,6 +44,12 @@ func runCaddy(path string) {
 				f.Close()
 			}
 		}()
+	}
+	if path := os.Getenv("LLM_META_E2E_TRACE"); path != "" {
+		f, err := os.Create(path)
+		if err == nil && trace.Start(f) == nil {
+			defer func() { trace.Stop(); f.Close() }()
+		}
 	}
 	if err := caddy.Load(cfg, true); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e caddy: loading config:", err)
@@ -181,6 +188,9 @@ func startCaddy(name, upstream string, withModule bool, profile string) (*caddyP
 		"LLM_META_E2E_STATS="+filepath.Join(dir, "memstats.json"))
 	if profile != "" {
 		cmd.Env = append(cmd.Env, "LLM_META_E2E_CPUPROFILE="+profile)
+		if *flagTrace {
+			cmd.Env = append(cmd.Env, "LLM_META_E2E_TRACE="+strings.TrimSuffix(profile, ".pprof")+".trace")
+		}
 	}
 	cmd.Stdout = io.Discard
 	logf, err := os.Create(filepath.Join(dir, "caddy.log"))

@@ -71,6 +71,7 @@ var (
 	flagNice      = flag.Int("nice", 0, "run this program and the Caddy processes at this nice value (negative needs privileges): on a machine shared with other work, -10 lets the measurement take the CPU when it needs it")
 	flagWarmup    = flag.Duration("warmup", 300*time.Millisecond, "warm-up window per config before each set of rounds")
 	flagProfile   = flag.String("cpuprofile", "", "write CPU and allocation profiles of the two Caddy processes (over every workload measured) into this folder: plain.pprof, llm_meta.pprof, *.allocs.pprof")
+	flagTrace     = flag.Bool("trace", false, "with -cpuprofile, also write a runtime execution trace of each Caddy process into the folder (plain.trace, llm_meta.trace): go tool trace -pprof=sched|sync|syscall|net FILE shows where goroutines waited")
 	flagVerbose   = flag.Bool("v", false, "print every figure of every workload, not only the table")
 )
 
