@@ -93,8 +93,6 @@ const (
 	moduleSide = 1
 )
 
-var sideNames = [2]string{"plain", "llm_meta"}
-
 // workload is one row of the table.
 type workload struct {
 	kind   string
