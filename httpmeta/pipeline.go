@@ -230,14 +230,19 @@ func (rw *responseWriter) forwardJSON(body []byte) {
 	rw.buf = bytes.Buffer{}
 }
 
-// writeParts writes a rewritten reply to the client in one Write when it
-// is small enough to copy into a pooled buffer, and piece by piece
-// otherwise, so that a large reply is still held only once. One Write
-// matters: Caddy's server sets the connection's write deadline again on
-// every Write (caddyhttp.IdleTimeoutWriter), which costs more than copying
-// a few kilobytes.
+// writeParts writes a rewritten reply to the client in one Write: as it is
+// when it is one piece of memory, copied into a pooled buffer when its
+// pieces are small enough, and piece by piece otherwise, so that a large
+// reply is still held only once. One Write matters: Caddy's server sets the
+// connection's write deadline again on every Write
+// (caddyhttp.IdleTimeoutWriter), which costs more than copying a few
+// kilobytes.
 func (rw *responseWriter) writeParts(parts *translate.JSONReplyParts) {
 	if rw.err != nil {
+		return
+	}
+	if whole, ok := parts.Whole(); ok {
+		rw.writeOut(whole)
 		return
 	}
 	if rb := getReplyBuf(parts.Len()); rb != nil {

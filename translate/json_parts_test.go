@@ -170,6 +170,9 @@ func checkParts(t *testing.T, body []byte) {
 		if joined := bytes.Join(parts.Pieces(nil), nil); !bytes.Equal(joined, got) {
 			t.Fatalf("call %d %s: pieces %q", i, body, parts.Pieces(nil))
 		}
+		if whole, ok := parts.Whole(); ok != (len(parts.Pieces(nil)) <= 1) || ok && !bytes.Equal(whole, got) {
+			t.Fatalf("call %d %s: Whole %v %q, %d pieces", i, body, ok, whole, len(parts.Pieces(nil)))
+		}
 		if !bytes.Equal(parts.AppendTo(nil), got) {
 			t.Fatalf("call %d %s: AppendTo differs", i, body)
 		}

@@ -202,6 +202,19 @@ func (p *JSONReplyParts) Len() int {
 	return p.plan.size()
 }
 
+// Whole returns the rewritten reply when it is one piece of memory (the
+// body as it came, or a reply rewritten whole), valid until the next
+// Rewrite; ok is false when it is made of pieces.
+func (p *JSONReplyParts) Whole() (b []byte, ok bool) {
+	if p.whole != nil {
+		return p.whole, true
+	}
+	if len(p.plan.cuts()) == 0 {
+		return p.plan.body, true
+	}
+	return nil, false
+}
+
 // Pieces appends the pieces of the rewritten reply to dst, in order (a
 // net.Buffers): the body's memory and p's, valid until the next Rewrite.
 // Empty pieces are left out.
