@@ -11,8 +11,9 @@ import (
 // exchange runs it reads them from the exchange, and when it ends it keeps
 // a copy of them, because the exchange's memory is then used again.
 type View struct {
-	ex   *Exchange // nil once the exchange ended
-	kept summary
+	ex     *Exchange // nil once the exchange ended
+	wanted bool      // View was called: the figures are kept when it ends
+	kept   summary
 }
 
 // summary is what a View keeps of an ended exchange.
@@ -26,21 +27,30 @@ type summary struct {
 }
 
 // View returns the exchange's view. It stays valid after the request.
-func (st *Exchange) View() *View { return &st.x.last.view }
+func (st *Exchange) View() *View {
+	v := &st.x.last.view
+	v.wanted = true
+	return v
+}
 
-// end keeps the figures of the ending exchange.
+// end keeps the figures of the ending exchange, when anyone took its view:
+// without an observer that does, copying the tools' text would be an
+// allocation per reply for nothing.
 func (v *View) end() {
 	st := v.ex
+	v.ex = nil
+	if !v.wanted {
+		return
+	}
 	rep := st.Reply()
 	v.kept = summary{
 		mode:    st.Mode(),
 		format:  st.Format(),
-		tools:   v.Tools(),
+		tools:   strings.Clone(rep.Meta.ToolsPlaceholder()),
 		usage:   rep.Usage,
 		cost:    rep.Cost,
 		hasCost: rep.HasCost,
 	}
-	v.ex = nil
 }
 
 // Mode is what the handler did with the reply.
