@@ -1,27 +1,30 @@
 #!/usr/bin/env bash
-# A/B comparison of the in-process benchmarks (caddymodule/bench_test.go)
-# between a git revision and the working tree, robust to a machine shared
+# A/B comparison of the in-process benchmarks of a package (default
+# caddymodule, whose bench_test.go measures the handler) between a git
+# revision and the working tree, robust to a machine shared
 # with other work: both test binaries are built once, then run in
 # alternation (old, new, old, new, ...) and each figure is the median of the
-# rounds. The benchmark file of the working tree is used for both, so that
-# they measure the same thing.
+# rounds. The package's benchmark files (*bench_test.go) of the working tree
+# are used for both, so that they measure the same thing.
 #
-#   bench/ab.sh [-r rounds] [-b bench-regexp] [-t benchtime] REV
+#   bench/ab.sh [-r rounds] [-b bench-regexp] [-t benchtime] [-p package] REV
 #
 # e.g. bench/ab.sh -b 'JSONReply|SSEPassthrough' main
+#      bench/ab.sh -p translate -b ProtocolPassthrough main
 set -euo pipefail
 
-rounds=5 bench=. benchtime=1s
-while getopts "r:b:t:" o; do
+rounds=5 bench=. benchtime=1s pkg=caddymodule
+while getopts "r:b:t:p:" o; do
 	case $o in
 	r) rounds=$OPTARG ;;
 	b) bench=$OPTARG ;;
 	t) benchtime=$OPTARG ;;
-	*) echo "usage: $0 [-r rounds] [-b bench-regexp] [-t benchtime] REV" >&2; exit 2 ;;
+	p) pkg=${OPTARG#./} ;;
+	*) echo "usage: $0 [-r rounds] [-b bench-regexp] [-t benchtime] [-p package] REV" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 1 ] || { echo "usage: $0 [-r rounds] [-b bench-regexp] [-t benchtime] REV" >&2; exit 2; }
+[ $# -eq 1 ] || { echo "usage: $0 [-r rounds] [-b bench-regexp] [-t benchtime] [-p package] REV" >&2; exit 2; }
 rev=$1
 
 root=$(git rev-parse --show-toplevel)
@@ -29,11 +32,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 git -C "$root" archive "$rev" | tar -x -C "$tmp"
-cp "$root/caddymodule/bench_test.go" "$tmp/caddymodule/bench_test.go"
+cp "$root/$pkg/"*bench_test.go "$tmp/$pkg/"
 # Before the handler moved to httpmeta, its logger was the module's own field.
-[ -d "$tmp/httpmeta" ] || sed -i 's/h\.core\.Logger = /h.logger = /' "$tmp/caddymodule/bench_test.go"
-(cd "$tmp" && go test -c -o "$tmp/old.test" ./caddymodule)
-(cd "$root" && go test -c -o "$tmp/new.test" ./caddymodule)
+[ -d "$tmp/httpmeta" ] || [ "$pkg" != caddymodule ] || sed -i 's/h\.core\.Logger = /h.logger = /' "$tmp/caddymodule/bench_test.go"
+(cd "$tmp" && go test -c -o "$tmp/old.test" "./$pkg")
+(cd "$root" && go test -c -o "$tmp/new.test" "./$pkg")
 
 for i in $(seq "$rounds"); do
 	for v in old new; do

@@ -10,9 +10,9 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// scanKeys must find exactly what the four bytes.Contains it replaces find.
+// scanKeys must find exactly what the six bytes.Contains it replaces find.
 func containsKeys(data []byte) (set uint8) {
-	for bit, k := range map[uint8]string{hasMeta: `"meta"`, hasToolCall: `"tool_calls"`, hasFuncCall: `"function_call"`, hasError: `"error"`, hasName: `"name"`} {
+	for bit, k := range map[uint8]string{hasMeta: `"meta"`, hasToolCall: `"tool_calls"`, hasFuncCall: `"function_call"`, hasError: `"error"`, hasName: `"name"`, hasUsage: `"usage"`} {
 		if bytes.Contains(data, []byte(k)) {
 			set |= bit
 		}
@@ -25,6 +25,7 @@ func TestScanKeys(t *testing.T) {
 		``, `"`, `"meta`, `"meta"`, `{"meta":{}}`, `x"error"`, `"tool_calls"`, `"function_call"`,
 		`{"content":"\"meta\""}`, `""""""""meta"`, `"tool_call"`, `"function_calls"`,
 		`{"id":"c","choices":[{"delta":{"tool_calls":[{"function":{"name":"f"}}]}}],"meta":{},"error":{}}`,
+		`{"usage":{}}`, `"usage`, `"usag"`,
 	}
 	for _, c := range cases {
 		if got, want := scanKeys([]byte(c)), containsKeys([]byte(c)); got != want {
@@ -32,7 +33,7 @@ func TestScanKeys(t *testing.T) {
 		}
 	}
 	rng := rand.New(rand.NewSource(2))
-	words := []string{`"`, `meta`, `name`, `tool_calls`, `function_call`, `error`, `x`, `\`, `{`, `:`, ` `}
+	words := []string{`"`, `meta`, `name`, `tool_calls`, `function_call`, `error`, `usage`, `x`, `\`, `{`, `:`, ` `}
 	for n := 0; n < 50000; n++ {
 		var b []byte
 		for k := rng.Intn(12); k > 0; k-- {

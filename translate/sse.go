@@ -39,6 +39,17 @@ type SSESplitter struct {
 	skipLF   bool   // the last byte was CR: a LF right after it is part of it
 	eventCR  bool   // that CR ended an event: its LF is the event's tail
 	oversize bool   // the current event outgrew Max and is being passed on
+
+	// What the current event's lines say of its data, read as the lines
+	// are found (EventData's reading), so that the handler need not look
+	// for them again: how many data lines, the value of the last one (a
+	// slice of the Feed's input, never kept past the Feed), and whether a
+	// line began with a byte-order mark (left to EventData). Handed on
+	// (Data) only with an event that lies wholly in one Feed's input.
+	dataLines int
+	data      []byte
+	dataBOM   bool
+	hinted    bool // Event is being given such an event
 }
 
 // NewSSESplitter returns a splitter for events of at most max bytes.
@@ -74,6 +85,9 @@ func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
 			s.lineLen += len(p) - i
 			break
 		}
+		if s.lineLen == 0 && end > i {
+			s.readLine(p, i, end)
+		}
 		s.lineLen += end - i
 		blank := s.lineLen == 0
 		s.lineLen = 0
@@ -101,7 +115,9 @@ func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
 			if i-start > s.Max {
 				h.Oversize(p[start:i], true)
 			} else {
+				s.hinted = s.dataLines <= 1 && !s.dataBOM
 				h.Event(p[start:i])
+				s.hinted = false
 			}
 		case len(s.buf)+i-start > s.Max:
 			h.Oversize(s.buf, true)
@@ -113,8 +129,46 @@ func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
 			s.buf = s.buf[:0]
 		}
 		start = i
+		s.dataLines, s.data, s.dataBOM = 0, nil, false
 	}
+	s.data = nil // the event goes on in the next Feed: Data will not be asked
 	s.keep(p[start:], h)
+}
+
+// readLine notes whether the line p[i:end], which starts at i, is a data
+// line (by EventData's rules), and where its value lies.
+func (s *SSESplitter) readLine(p []byte, i, end int) {
+	switch p[i] {
+	case 'd':
+		if end-i < 4 || string(p[i:i+4]) != "data" {
+			return
+		}
+		from := i + 4
+		if from < end {
+			if p[from] != ':' {
+				return // a field such as "datax"
+			}
+			from++
+			if from < end && p[from] == ' ' {
+				from++
+			}
+		}
+		s.dataLines++
+		s.data = p[from:end]
+	case bom[0]:
+		s.dataBOM = true
+	}
+}
+
+// Data returns, during a call of Event, what EventData would find in the
+// event, when the splitter read it on the way: known is false when it did
+// not (the event came in pieces, or has several data lines), and the
+// handler reads it itself.
+func (s *SSESplitter) Data() (data []byte, ok, known bool) {
+	if !s.hinted {
+		return nil, false, false
+	}
+	return s.data, s.dataLines == 1, true
 }
 
 // AwaitingLF reports whether the last event handed on (or being handed on)
@@ -165,6 +219,7 @@ func (s *SSESplitter) Pending() bool { return len(s.buf) > 0 }
 
 func (s *SSESplitter) reset() {
 	s.buf = s.buf[:0]
+	s.dataLines, s.data, s.dataBOM = 0, nil, false
 	s.lineLen = 0
 	s.skipLF = false
 	s.eventCR = false

@@ -182,9 +182,10 @@ func (r *SSERewriter) Event(raw []byte) {
 		r.emit(raw)
 		return
 	}
-	var data []byte
-	var ok bool
-	data, ok, r.scratch = EventData(raw, r.scratch)
+	data, ok, known := r.split.Data()
+	if !known {
+		data, ok, r.scratch = EventData(raw, r.scratch)
+	}
 	if !ok {
 		r.emit(raw)
 		return

@@ -97,9 +97,10 @@ func (h *uiHandler) Event(raw []byte) {
 	if c.ended {
 		return
 	}
-	var data []byte
-	var ok bool
-	data, ok, c.dataScratch = EventData(raw, c.dataScratch)
+	data, ok, known := c.split.Data()
+	if !known {
+		data, ok, c.dataScratch = EventData(raw, c.dataScratch)
+	}
 	if !ok {
 		return // comments and events without data give nothing
 	}
