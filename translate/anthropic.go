@@ -18,7 +18,7 @@ func (d *anthropicDialect) doneEvent() verdict { return vForward }
 func (d *anthropicDialect) object(_, _ []byte, s string, keys uint8) verdict {
 	d.w.noteError(s, keys)
 	rep := d.w.reply
-	switch gjson.Get(s, "type").Str {
+	switch eventType(s) {
 	case "message_start":
 		msg := gjson.Get(s, "message")
 		rep.setID(msg.Get("id").Str)

@@ -316,3 +316,18 @@ func jsonObject(s string) (gjson.Result, bool) {
 	root := gjson.Parse(s)
 	return root, root.IsObject()
 }
+
+// eventType is gjson.Get(s, "type").Str for an event's JSON object, read
+// directly when "type" is the object's first key and its value a string
+// without escapes, as Responses and Anthropic events are sent: there the
+// generic look-up cost as much as the rest of a pass-through event.
+func eventType(s string) string {
+	const head = `{"type":"`
+	if strings.HasPrefix(s, head) {
+		v := s[len(head):]
+		if j := strings.IndexByte(v, '"'); j >= 0 && strings.IndexByte(v[:j], '\\') < 0 {
+			return v[:j]
+		}
+	}
+	return gjson.Get(s, "type").Str
+}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 )
 
 func TestAppendJSONString(t *testing.T) {
@@ -170,4 +172,29 @@ func TestUnsafeString(t *testing.T) {
 	if unsafeString([]byte("abc")) != "abc" {
 		t.Fatal("abc")
 	}
+}
+
+// eventType reads what gjson.Get(s, "type").Str reads, on its fast path
+// and off it.
+func TestEventType(t *testing.T) {
+	cases := []string{
+		`{"type":"response.output_text.delta","delta":"x"}`, `{"type":"a\"b"}`, `{"type":"a\\b","type":"c"}`,
+		`{"type":"","x":1}`, `{"type":"unterminated`, `{ "type":"spaced"}`, `{"x":1,"type":"later"}`,
+		`{"type":1}`, `{"type":"\u0061"}`, `{"types":"no","type":"yes"}`, `{"type":"x","type":"y"}`, ``, `{`,
+	}
+	for _, s := range cases {
+		if got, want := eventType(s), gjson.Get(s, "type").Str; got != want {
+			t.Errorf("eventType(%q) = %q, gjson %q", s, got, want)
+		}
+	}
+}
+
+func FuzzEventType(f *testing.F) {
+	f.Add(`{"type":"content_block_delta","index":0}`)
+	f.Add(`{"type":"a\\"b"}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := eventType(s), gjson.Get(s, "type").Str; got != want {
+			t.Fatalf("eventType(%q) = %q, gjson %q", s, got, want)
+		}
+	})
 }

@@ -27,7 +27,7 @@ func (d *responsesDialect) doneEvent() verdict { return vForward }
 func (d *responsesDialect) object(_, _ []byte, s string, keys uint8) verdict {
 	d.w.noteError(s, keys)
 	rep := d.w.reply
-	t := gjson.Get(s, "type").Str
+	t := eventType(s)
 	switch {
 	case t == "response.output_item.added" || t == "response.output_item.done":
 		responsesTool(gjson.Get(s, "item"), &rep.Meta)
