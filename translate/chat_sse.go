@@ -117,6 +117,7 @@ func (c *chatDialect) object(raw, data []byte, s string, keys uint8) verdict {
 		}
 	}
 	c.last = append(c.last[:0], data...)
+	r.keys.refer(c.last) // the next chunk's key scan skips what repeats it
 	if keys&hasUsage != 0 {
 		if u := gjson.Get(s, "usage"); u.IsObject() {
 			rep.Usage.ReadChat(u)

@@ -128,3 +128,88 @@ func FuzzDeltaToolNames(f *testing.F) {
 		}
 	})
 }
+
+// A keyScanner finds what scanKeys finds in every event, whatever the event
+// it compares with shares with it: events made of a few shapes, so that
+// they share long beginnings, with keys at any place, some of them as
+// the place where the two part.
+func TestKeyScannerSameAsScanKeys(t *testing.T) {
+	words := []string{`{"id":"chatcmpl-1","object":"chat.completion.chunk",`, `"choices":[{"delta":{"content":"`,
+		`"meta"`, `"name"`, `"tool_calls"`, `"function_call"`, `"error"`, `"usage"`, `"`, `m`, `x`, `xxxxxxxx`, `:`,
+		`"meta`, `"function_call`, `"function_cal`, `"tool_calls`, `"usag`} // keys cut short: they may end where two events part
+	rng := rand.New(rand.NewSource(9))
+	var shapes [][]byte
+	for n := 0; n < 6; n++ {
+		var b []byte
+		for k := rng.Intn(10); k > 0; k-- {
+			b = append(b, words[rng.Intn(len(words))]...)
+		}
+		shapes = append(shapes, b)
+	}
+	skipped := 0
+	for run := 0; run < 200; run++ {
+		var k keyScanner
+		var held []byte
+		for n := 0; n < 50; n++ {
+			// A shape, or a shape with a tail of its own.
+			ev := append([]byte(nil), shapes[rng.Intn(len(shapes))]...)
+			if rng.Intn(2) == 0 {
+				for j := rng.Intn(4); j > 0; j-- {
+					ev = append(ev, words[rng.Intn(len(words))]...)
+				}
+			}
+			if len(k.ref) > 0 && commonPrefix(ev, k.ref) > maxKeySpan {
+				skipped++
+			}
+			if got, want := k.scan(ev), scanKeys(ev); got != want {
+				t.Fatalf("after %q: scan(%q) = %b, scanKeys %b", k.ref, ev, got, want)
+			}
+			if rng.Intn(3) > 0 {
+				held = append(held[:0], ev...)
+				k.refer(held)
+			}
+		}
+	}
+	if skipped < 500 {
+		t.Errorf("only %d events shared enough with the one before to be skipped in part", skipped)
+	}
+}
+
+// The key scan skips the head a chunk repeats: what it looks at of a
+// stream's second chunk starts near where the two chunks part.
+func TestKeyScannerSkipsRepeatedHead(t *testing.T) {
+	a := []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","model":"m","choices":[{"delta":{"content":"Hi"}}]}`)
+	b := []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","model":"m","choices":[{"delta":{"content":"there"}}]}`)
+	var k keyScanner
+	k.scan(a)
+	held := append([]byte(nil), a...)
+	k.refer(held)
+	// The scan trusts what it was told of the chunk it compares with: told
+	// that its head holds no key, it does not look at the head of the next.
+	// A key planted in both heads after the fact is therefore not seen.
+	planted := append([]byte(nil), b...)
+	copy(planted[1:], `"meta"`)
+	copy(held[1:], `"meta"`)
+	if got := k.scan(planted); got&hasMeta != 0 {
+		t.Errorf("a key in the repeated head was looked at again (%b): the head is not skipped", got)
+	}
+}
+
+func TestCommonPrefix(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for n := 0; n < 20000; n++ {
+		a := make([]byte, rng.Intn(40))
+		rng.Read(a)
+		b := append([]byte(nil), a[:rng.Intn(len(a)+1)]...)
+		if rng.Intn(2) == 0 {
+			b = append(b, byte(rng.Intn(4)))
+		}
+		want := 0
+		for want < min(len(a), len(b)) && a[want] == b[want] {
+			want++
+		}
+		if got := commonPrefix(a, b); got != want {
+			t.Fatalf("commonPrefix(%x, %x) = %d, want %d", a, b, got, want)
+		}
+	}
+}

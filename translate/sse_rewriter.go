@@ -1,9 +1,7 @@
 package translate
 
 import (
-	"encoding/binary"
 	"io"
-	"math/bits"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -65,6 +63,7 @@ type SSERewriter struct {
 
 	split   SSESplitter
 	scratch []byte // joined data of multi-line events
+	keys    keyScanner
 	wbuf    []byte // output of the current Write that is not a slice of its input
 	chat    chatDialect
 
@@ -163,7 +162,7 @@ const (
 // event adds to the record, and how the protocol carries meta at the end.
 type eventDialect interface {
 	// object reads an event whose data is a JSON object; keys tells which
-	// of the looked-for keys its bytes hold (scanKeys).
+	// of the looked-for keys its bytes hold (scanKeys, keyScanner).
 	object(raw, data []byte, s string, keys uint8) verdict
 	// doneEvent says what becomes of data: [DONE].
 	doneEvent() verdict
@@ -199,7 +198,7 @@ func (r *SSERewriter) Event(raw []byte) {
 		return
 	}
 	s := unsafeString(data)
-	keys := scanKeys(data)
+	keys := r.keys.scan(data)
 	if keys&hasMeta != 0 && r.upstreamMeta(s) {
 		return // withheld: its meta joins the final one
 	}
@@ -321,89 +320,6 @@ func (r *SSERewriter) Oversize(p []byte, first bool) {
 		}
 	}
 	r.emitCopy(p)
-}
-
-// Keys an event's JSON is looked up for, found by scanKeys.
-const (
-	hasMeta     = 1 << iota // "meta"
-	hasToolCall             // "tool_calls"
-	hasFuncCall             // "function_call"
-	hasError                // "error"
-	hasName                 // "name"
-	hasUsage                // "usage"
-)
-
-// scanKeys reports which of the quoted strings "meta", "tool_calls",
-// "function_call", "error" and "name" occur in data, exactly as
-// bytes.Contains would for each, in one pass: it visits every '"' (eight
-// bytes at a time, SWAR) and looks at what follows. Most events of a stream have none of them, so this
-// is what keeps them off gjson's path.
-func scanKeys(data []byte) (set uint8) {
-	for k := nextQuoted(data, 0, &keyFirst); k >= 0; k = nextQuoted(data, k, &keyFirst) {
-		set |= keyAt(data[k:])
-	}
-	return set
-}
-
-// nextQuoted returns the index of the first byte after a '"' at or past
-// data[i] that first marks, or -1: the quotes are found eight bytes at a
-// time (SWAR), and a string whose first byte is not marked costs no call.
-// A '#' right after a quote can be taken for one (the borrow of the test),
-// which only ever adds a candidate.
-func nextQuoted(data []byte, i int, first *[256]bool) int {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	for ; i+8 <= len(data); i += 8 {
-		x := binary.LittleEndian.Uint64(data[i:]) ^ (lo * '"')
-		for m := (x - lo) &^ x & hi; m != 0; m &= m - 1 { // high bit set in each byte that was '"'
-			if k := i + bits.TrailingZeros64(m)>>3 + 1; k < len(data) && first[data[k]] {
-				return k
-			}
-		}
-	}
-	for ; i < len(data); i++ {
-		if data[i] == '"' && i+1 < len(data) && first[data[i+1]] {
-			return i + 1
-		}
-	}
-	return -1
-}
-
-// keyFirst marks the first letters of the keys scanKeys looks for: most
-// strings start with another one and are passed over without a call.
-var keyFirst = [256]bool{'m': true, 't': true, 'f': true, 'e': true, 'n': true, 'u': true}
-
-// keyAt tells which key, with its closing quote, r starts with.
-func keyAt(r []byte) uint8 {
-	if len(r) < 5 {
-		return 0
-	}
-	switch r[0] {
-	case 'm':
-		if string(r[:5]) == `meta"` {
-			return hasMeta
-		}
-	case 't':
-		if len(r) >= 11 && string(r[:11]) == `tool_calls"` {
-			return hasToolCall
-		}
-	case 'f':
-		if len(r) >= 14 && string(r[:14]) == `function_call"` {
-			return hasFuncCall
-		}
-	case 'e':
-		if len(r) >= 6 && string(r[:6]) == `error"` {
-			return hasError
-		}
-	case 'n':
-		if string(r[:5]) == `name"` {
-			return hasName
-		}
-	case 'u':
-		if len(r) >= 6 && string(r[:6]) == `usage"` {
-			return hasUsage
-		}
-	}
-	return 0
 }
 
 // appendReplaced appends data with the JSON value raw (a substring of it)

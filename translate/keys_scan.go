@@ -1,0 +1,145 @@
+package translate
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// Keys an event's JSON is looked up for, found by scanKeys.
+const (
+	hasMeta     = 1 << iota // "meta"
+	hasToolCall             // "tool_calls"
+	hasFuncCall             // "function_call"
+	hasError                // "error"
+	hasName                 // "name"
+	hasUsage                // "usage"
+)
+
+// scanKeys reports which of the quoted strings "meta", "tool_calls",
+// "function_call", "error", "name" and "usage" occur in data, exactly as
+// bytes.Contains would for each, in one pass: it visits every '"' (eight
+// bytes at a time, SWAR) and looks at what follows. Most events of a
+// stream have none of them, so this is what keeps them off gjson's path.
+func scanKeys(data []byte) (set uint8) {
+	for k := nextQuoted(data, 0, &keyFirst); k >= 0; k = nextQuoted(data, k, &keyFirst) {
+		set |= keyAt(data[k:])
+	}
+	return set
+}
+
+// nextQuoted returns the index of the first byte after a '"' at or past
+// data[i] that first marks, or -1: the quotes are found eight bytes at a
+// time (SWAR), and a string whose first byte is not marked costs no call.
+// A '#' right after a quote can be taken for one (the borrow of the test),
+// which only ever adds a candidate.
+func nextQuoted(data []byte, i int, first *[256]bool) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(data); i += 8 {
+		x := binary.LittleEndian.Uint64(data[i:]) ^ (lo * '"')
+		for m := (x - lo) &^ x & hi; m != 0; m &= m - 1 { // high bit set in each byte that was '"'
+			if k := i + bits.TrailingZeros64(m)>>3 + 1; k < len(data) && first[data[k]] {
+				return k
+			}
+		}
+	}
+	for ; i < len(data); i++ {
+		if data[i] == '"' && i+1 < len(data) && first[data[i+1]] {
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// keyFirst marks the first letters of the keys scanKeys looks for: most
+// strings start with another one and are passed over without a call.
+var keyFirst = [256]bool{'m': true, 't': true, 'f': true, 'e': true, 'n': true, 'u': true}
+
+// keyAt tells which key, with its closing quote, r starts with.
+func keyAt(r []byte) uint8 {
+	if len(r) < 5 {
+		return 0
+	}
+	switch r[0] {
+	case 'm':
+		if string(r[:5]) == `meta"` {
+			return hasMeta
+		}
+	case 't':
+		if len(r) >= 11 && string(r[:11]) == `tool_calls"` {
+			return hasToolCall
+		}
+	case 'f':
+		if len(r) >= 14 && string(r[:14]) == `function_call"` {
+			return hasFuncCall
+		}
+	case 'e':
+		if len(r) >= 6 && string(r[:6]) == `error"` {
+			return hasError
+		}
+	case 'n':
+		if string(r[:5]) == `name"` {
+			return hasName
+		}
+	case 'u':
+		if len(r) >= 6 && string(r[:6]) == `usage"` {
+			return hasUsage
+		}
+	}
+	return 0
+}
+
+// keyScanner is scanKeys over the events of one stream, which may begin
+// with the bytes an earlier one began with (chat chunks repeat their id,
+// object, created and model: about 100 of their 170 bytes). Given such an
+// earlier event to compare with (refer), it does not look again at the
+// part of an event that repeats it, up to where that one held its first
+// key: that part cannot hold one.
+type keyScanner struct {
+	ref      []byte // the event compared with (not a copy: its owner keeps it unchanged while referred to)
+	refFirst int    // where ref's first key begins (its quote); len(ref): none
+	first    int    // where the last scanned event's first key begins; len: none
+}
+
+// scan is scanKeys(data).
+func (k *keyScanner) scan(data []byte) (set uint8) {
+	// A key that lies wholly in the bytes data shares with ref lies in ref
+	// too, at the same place, and ref has none before refFirst: so none
+	// begins before from.
+	from := 0
+	if len(k.ref) > 0 {
+		from = min(k.refFirst, max(0, commonPrefix(data, k.ref)-maxKeySpan+1))
+	}
+	k.first = len(data)
+	for i := nextQuoted(data, from, &keyFirst); i >= 0; i = nextQuoted(data, i, &keyFirst) {
+		if key := keyAt(data[i:]); key != 0 {
+			set |= key
+			k.first = min(k.first, i-1)
+		}
+	}
+	return set
+}
+
+// refer makes ref, a copy of the event last scanned, the one later events
+// are compared with. Its owner keeps it unchanged until the next refer.
+func (k *keyScanner) refer(ref []byte) { k.ref, k.refFirst = ref, k.first }
+
+// maxKeySpan is the length of the longest key looked for, with its quotes.
+const maxKeySpan = len(`"function_call"`)
+
+// commonPrefix returns the length of the longest common prefix of a and b,
+// comparing eight bytes at a time. (Written so that the compiler drops
+// most bounds checks: half the time of a[i:] and b[i:].)
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	a, b = a[:n], b[:n]
+	i := 0
+	for ; len(a)-i >= 8; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[i:i+8:i+8]) ^ binary.LittleEndian.Uint64(b[i:i+8:i+8]); x != 0 {
+			return i + bits.TrailingZeros64(x)>>3
+		}
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
