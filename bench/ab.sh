@@ -7,24 +7,36 @@
 # rounds. The package's benchmark files (*bench_test.go) of the working tree
 # are used for both, so that they measure the same thing.
 #
-#   bench/ab.sh [-r rounds] [-b bench-regexp] [-t benchtime] [-p package] REV
+#   bench/ab.sh [-r rounds] [-b bench-regexp] [-t benchtime] [-p package] [-i [-n iterations]] REV
 #
 # e.g. bench/ab.sh -b 'JSONReply|SSEPassthrough' main
 #      bench/ab.sh -p translate -b ProtocolPassthrough main
+#
+# With -i it counts instructions instead (valgrind's callgrind), which do
+# not move with what else the machine runs: each alternative of the
+# bench regexp (split at '|') is run at n/5 and at n/5 + n iterations (n
+# is 100,000 unless -n says), single-threaded, and the difference of the
+# two counts divided by n is the instructions per iteration, garbage
+# collection included. A
+# caddymodule benchmark's iteration includes its next handler's own run.
+# Instructions are not time (a cache miss or a mispredicted branch costs
+# many), but a change that saves none saves little.
 set -euo pipefail
 
-rounds=5 bench=. benchtime=1s pkg=caddymodule
-while getopts "r:b:t:p:" o; do
+rounds=5 bench=. benchtime=1s pkg=caddymodule icount= iters=100000
+while getopts "r:b:t:p:in:" o; do
 	case $o in
 	r) rounds=$OPTARG ;;
 	b) bench=$OPTARG ;;
 	t) benchtime=$OPTARG ;;
 	p) pkg=${OPTARG#./} ;;
-	*) echo "usage: $0 [-r rounds] [-b bench-regexp] [-t benchtime] [-p package] REV" >&2; exit 2 ;;
+	i) icount=1 ;;
+	n) iters=$OPTARG ;;
+	*) echo "usage: $0 [-r rounds] [-b bench-regexp] [-t benchtime] [-p package] [-i [-n iterations]] REV" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 1 ] || { echo "usage: $0 [-r rounds] [-b bench-regexp] [-t benchtime] [-p package] REV" >&2; exit 2; }
+[ $# -eq 1 ] || { echo "usage: $0 [-r rounds] [-b bench-regexp] [-t benchtime] [-p package] [-i [-n iterations]] REV" >&2; exit 2; }
 rev=$1
 
 root=$(git rev-parse --show-toplevel)
@@ -37,6 +49,26 @@ cp "$root/$pkg/"*bench_test.go "$tmp/$pkg/"
 [ -d "$tmp/httpmeta" ] || [ "$pkg" != caddymodule ] || sed -i 's/h\.core\.Logger = /h.logger = /' "$tmp/caddymodule/bench_test.go"
 (cd "$tmp" && go test -c -o "$tmp/old.test" "./$pkg")
 (cd "$root" && go test -c -o "$tmp/new.test" "./$pkg")
+
+if [ -n "$icount" ]; then
+	command -v valgrind >/dev/null || { echo "ab.sh -i: valgrind is not installed" >&2; exit 1; }
+	count() { # version, regexp, iterations: instructions of the whole run
+		GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+			"$tmp/$1.test" -test.run '^$' -test.bench "$2" -test.benchtime "$3x" 2>&1 >/dev/null |
+			sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+	}
+	printf "%-52s %12s %12s %8s\n" "benchmark (instructions per iteration)" old new new/old
+	IFS='|' read -r -a alts <<<"$bench"
+	for b in "${alts[@]}"; do
+		for v in old new; do
+			lo=$(count "$v" "$b" $((iters / 5))) hi=$(count "$v" "$b" $((iters / 5 + iters)))
+			[ -n "$lo" ] && [ -n "$hi" ] || { echo "ab.sh -i: callgrind failed on $v $b" >&2; exit 1; }
+			eval "per_$v=$(((hi - lo) / iters))"
+		done
+		awk -v b="$b" -v o="$per_old" -v w="$per_new" 'BEGIN { printf "%-52s %12d %12d %8.3f\n", b, o, w, w / o }'
+	done
+	exit 0
+fi
 
 for i in $(seq "$rounds"); do
 	for v in old new; do
