@@ -11,7 +11,7 @@ import (
 // and ends with one final meta event before [DONE].
 type chatDialect struct {
 	w    *SSERewriter
-	last []byte // data of the last chunk, for the final meta chunk's head
+	last []byte // data of the last chunk, for the final meta chunk's head (w.keys holds it)
 }
 
 func (c *chatDialect) doneEvent() verdict { return vTerminal }
@@ -116,8 +116,8 @@ func (c *chatDialect) object(raw, data []byte, s string, keys uint8) verdict {
 			rep.setModel(gjson.Get(s, "model").Str)
 		}
 	}
-	c.last = append(c.last[:0], data...)
-	r.keys.refer(c.last) // the next chunk's key scan skips what repeats it
+	// Held by the key scan, which skips in the next chunk what repeats it.
+	c.last = r.keys.hold(data)
 	if keys&hasUsage != 0 {
 		if u := gjson.Get(s, "usage"); u.IsObject() {
 			rep.Usage.ReadChat(u)

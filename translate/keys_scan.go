@@ -90,25 +90,24 @@ func keyAt(r []byte) uint8 {
 
 // keyScanner is scanKeys over the events of one stream, which may begin
 // with the bytes an earlier one began with (chat chunks repeat their id,
-// object, created and model: about 100 of their 170 bytes). Given such an
-// earlier event to compare with (refer), it does not look again at the
-// part of an event that repeats it, up to where that one held its first
-// key: that part cannot hold one.
+// object, created and model: about 100 of their 170 bytes). Holding a copy
+// of such an earlier event (hold), it does not look again at the part of
+// an event that repeats it, up to where that one held its first key: that
+// part cannot hold one.
 type keyScanner struct {
-	ref      []byte // the event compared with (not a copy: its owner keeps it unchanged while referred to)
-	refFirst int    // where ref's first key begins (its quote); len(ref): none
-	first    int    // where the last scanned event's first key begins; len: none
+	held      []byte // the event held (hold): later ones are compared with it
+	heldFirst int    // where held's first key begins (its quote); len(held): none
+	first     int    // where the last scanned event's first key begins; len: none
+	shared    int    // how many bytes the last scanned event shares with held
 }
 
 // scan is scanKeys(data).
 func (k *keyScanner) scan(data []byte) (set uint8) {
-	// A key that lies wholly in the bytes data shares with ref lies in ref
-	// too, at the same place, and ref has none before refFirst: so none
-	// begins before from.
-	from := 0
-	if len(k.ref) > 0 {
-		from = min(k.refFirst, max(0, commonPrefix(data, k.ref)-maxKeySpan+1))
-	}
+	// A key that lies wholly in the bytes data shares with held lies in
+	// held too, at the same place, and held has none before heldFirst: so
+	// none begins before from.
+	k.shared = commonPrefix(data, k.held)
+	from := min(k.heldFirst, max(0, k.shared-maxKeySpan+1))
 	k.first = len(data)
 	for i := nextQuoted(data, from, &keyFirst); i >= 0; i = nextQuoted(data, i, &keyFirst) {
 		if key := keyAt(data[i:]); key != 0 {
@@ -119,9 +118,15 @@ func (k *keyScanner) scan(data []byte) (set uint8) {
 	return set
 }
 
-// refer makes ref, a copy of the event last scanned, the one later events
-// are compared with. Its owner keeps it unchanged until the next refer.
-func (k *keyScanner) refer(ref []byte) { k.ref, k.refFirst = ref, k.first }
+// hold keeps a copy of data, the event scan was last given, for later
+// events to be compared with, and returns it; it stays as it is until the
+// next hold. Only what data does not share with the copy before is
+// written.
+func (k *keyScanner) hold(data []byte) []byte {
+	k.held = append(k.held[:k.shared], data[k.shared:]...)
+	k.heldFirst = k.first
+	return k.held
+}
 
 // maxKeySpan is the length of the longest key looked for, with its quotes.
 const maxKeySpan = len(`"function_call"`)

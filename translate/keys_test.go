@@ -149,7 +149,6 @@ func TestKeyScannerSameAsScanKeys(t *testing.T) {
 	skipped := 0
 	for run := 0; run < 200; run++ {
 		var k keyScanner
-		var held []byte
 		for n := 0; n < 50; n++ {
 			// A shape, or a shape with a tail of its own.
 			ev := append([]byte(nil), shapes[rng.Intn(len(shapes))]...)
@@ -158,20 +157,21 @@ func TestKeyScannerSameAsScanKeys(t *testing.T) {
 					ev = append(ev, words[rng.Intn(len(words))]...)
 				}
 			}
-			if len(k.ref) > 0 && commonPrefix(ev, k.ref) > maxKeySpan {
+			if len(k.held) > 0 && commonPrefix(ev, k.held) > maxKeySpan {
 				skipped++
 			}
 			if got, want := k.scan(ev), scanKeys(ev); got != want {
-				t.Fatalf("after %q: scan(%q) = %b, scanKeys %b", k.ref, ev, got, want)
+				t.Fatalf("after %q: scan(%q) = %b, scanKeys %b", k.held, ev, got, want)
 			}
 			if rng.Intn(3) > 0 {
-				held = append(held[:0], ev...)
-				k.refer(held)
+				if held := k.hold(ev); !bytes.Equal(held, ev) {
+					t.Fatalf("hold(%q) = %q", ev, held)
+				}
 			}
 		}
 	}
 	if skipped < 500 {
-		t.Errorf("only %d events shared enough with the one before to be skipped in part", skipped)
+		t.Errorf("only %d events shared enough with the one held to be skipped in part", skipped)
 	}
 }
 
@@ -182,14 +182,13 @@ func TestKeyScannerSkipsRepeatedHead(t *testing.T) {
 	b := []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","model":"m","choices":[{"delta":{"content":"there"}}]}`)
 	var k keyScanner
 	k.scan(a)
-	held := append([]byte(nil), a...)
-	k.refer(held)
-	// The scan trusts what it was told of the chunk it compares with: told
-	// that its head holds no key, it does not look at the head of the next.
-	// A key planted in both heads after the fact is therefore not seen.
+	k.hold(a)
+	// The scan trusts what it found in the chunk it holds: its head held no
+	// key, so it does not look at the head of the next. A key planted in
+	// both heads after the fact is therefore not seen.
 	planted := append([]byte(nil), b...)
 	copy(planted[1:], `"meta"`)
-	copy(held[1:], `"meta"`)
+	copy(k.held[1:], `"meta"`)
 	if got := k.scan(planted); got&hasMeta != 0 {
 		t.Errorf("a key in the repeated head was looked at again (%b): the head is not skipped", got)
 	}
