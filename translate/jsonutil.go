@@ -3,6 +3,7 @@ package translate
 import (
 	"bytes"
 	"encoding/json"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
@@ -34,6 +35,11 @@ func appendJSONStr(dst []byte, s string, html bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if !html && len(s)-i >= 8 {
+			if i = plainJSONRun(s, i); i == len(s) {
+				break
+			}
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' && (!html || (c != '<' && c != '>' && c != '&')) {
@@ -86,6 +92,29 @@ func appendJSONStr(dst []byte, s string, html bool) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// plainJSONRun returns the index of the first byte at or after s[i] that a
+// JSON string cannot hold as it is (a quote, a backslash, a control
+// character) or that may start a multi-byte sequence (0x80 and above),
+// looking eight bytes at a time; it may stop up to seven bytes short of
+// the end, which the caller reads byte by byte. A reply's text is mostly
+// such bytes: this is what keeps a converted stream's deltas from being
+// encoded one byte at a time.
+func plainJSONRun(s string, i int) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(s); i += 8 {
+		x := load64(s, i)
+		// As in validString: bytes below 0x20 and the quote in one test,
+		// the backslash in another, and the high bit. Each flags its
+		// lowest matching byte exactly.
+		c := x ^ (lo * 0x02)
+		b := x ^ (lo * '\\')
+		if m := ((c-lo*0x21)&^c | (b-lo)&^b | x) & hi; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	return i
 }
 
 // JSONString returns s encoded as a JSON string.

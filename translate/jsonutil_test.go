@@ -198,3 +198,36 @@ func FuzzEventType(f *testing.F) {
 		}
 	})
 }
+
+// appendJSONStr writes, byte for byte, what encoding/json writes (without
+// HTML escaping, or with it in html mode), for text with long plain runs
+// (where plainJSONRun skips eight bytes at a time) broken by every kind of
+// byte at every offset. (\b and \f, which the two write differently
+// outside html mode, are in TestAppendJSONString.)
+func TestAppendJSONStrSameAsEncodingJSON(t *testing.T) {
+	rng := rand.New(rand.NewSource(4))
+	special := []string{"\"", "\\", "\n", "\x00", "\x1f", "\x7f", "\xff", "\xc3", "é", "😀", "\u2028", "<", "&", "\t", " ", "~"}
+	var enc bytes.Buffer
+	noHTML := json.NewEncoder(&enc)
+	noHTML.SetEscapeHTML(false)
+	for n := 0; n < 20000; n++ {
+		var sb strings.Builder
+		for k := rng.Intn(6); k > 0; k-- {
+			run := strings.Repeat("plain text ", 2)
+			sb.WriteString(run[:rng.Intn(len(run))])
+			sb.WriteString(special[rng.Intn(len(special))])
+		}
+		s := sb.String()
+		enc.Reset()
+		if err := noHTML.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := appendJSONStr(nil, s, false), bytes.TrimSuffix(enc.Bytes(), []byte("\n")); !bytes.Equal(got, want) {
+			t.Fatalf("appendJSONStr(%q) = %s, encoding/json %s", s, got, want)
+		}
+		want, _ := json.Marshal(s)
+		if got := appendJSONStr(nil, s, true); !bytes.Equal(got, want) {
+			t.Fatalf("appendJSONStr(%q, html) = %s, json.Marshal %s", s, got, want)
+		}
+	}
+}
