@@ -15,8 +15,9 @@ type anthropicDialect struct {
 
 func (d *anthropicDialect) doneEvent() verdict { return vForward }
 
-func (d *anthropicDialect) object(_, _ []byte, s string, keys uint8) verdict {
+func (d *anthropicDialect) object(_, data []byte, s string, keys uint8) verdict {
 	d.w.noteError(s, keys)
+	d.w.keys.offer(data) // the next event's key scan skips what repeats it
 	rep := d.w.reply
 	switch eventType(s) {
 	case "message_start":

@@ -90,7 +90,8 @@ func keyAt(r []byte) uint8 {
 
 // keyScanner is scanKeys over the events of one stream, which may begin
 // with the bytes an earlier one began with (chat chunks repeat their id,
-// object, created and model: about 100 of their 170 bytes). Holding a copy
+// object, created and model: about 100 of their 170 bytes; Anthropic
+// deltas their type and index; Responses deltas their type). Holding a copy
 // of such an earlier event (hold), it does not look again at the part of
 // an event that repeats it, up to where that one held its first key: that
 // part cannot hold one.
@@ -127,6 +128,20 @@ func (k *keyScanner) hold(data []byte) []byte {
 	k.heldFirst = k.first
 	return k.held
 }
+
+// offer is hold for a protocol that needs no copy of its own (Responses,
+// Anthropic: their deltas repeat a type and an index), except that an
+// event larger than maxOffer, such as a terminal event with the whole
+// reply, is not copied: the event held before stays, and what it says of
+// its keys stays true.
+func (k *keyScanner) offer(data []byte) {
+	if len(data) <= maxOffer {
+		k.hold(data)
+	}
+}
+
+// maxOffer bounds the copy offer keeps: deltas are a few hundred bytes.
+const maxOffer = 4 << 10
 
 // maxKeySpan is the length of the longest key looked for, with its quotes.
 const maxKeySpan = len(`"function_call"`)

@@ -212,3 +212,23 @@ func TestCommonPrefix(t *testing.T) {
 		}
 	}
 }
+
+// offer holds small events as hold does, and no copy of a large one: the
+// scan stays right after either, and what a stream keeps stays small.
+func TestKeyScannerOffer(t *testing.T) {
+	small := []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}`)
+	large := []byte(`{"type":"message_stop","x":"` + strings.Repeat("a", maxOffer) + `","meta":{}}`)
+	var k keyScanner
+	for _, ev := range [][]byte{small, small, large, small, large, large, small} {
+		if got, want := k.scan(ev), scanKeys(ev); got != want {
+			t.Fatalf("scan(%.40q…) = %b, scanKeys %b", ev, got, want)
+		}
+		k.offer(ev)
+		if len(ev) <= maxOffer && !bytes.Equal(k.held, ev) {
+			t.Fatalf("a small event is not held")
+		}
+		if cap(k.held) > maxOffer {
+			t.Fatalf("a copy of %d bytes is kept", cap(k.held))
+		}
+	}
+}

@@ -24,8 +24,9 @@ func responsesTerminal(t string) bool {
 // The API has no [DONE], but some gateways add one after the terminal event.
 func (d *responsesDialect) doneEvent() verdict { return vForward }
 
-func (d *responsesDialect) object(_, _ []byte, s string, keys uint8) verdict {
+func (d *responsesDialect) object(_, data []byte, s string, keys uint8) verdict {
 	d.w.noteError(s, keys)
+	d.w.keys.offer(data) // the next event's key scan skips what repeats it
 	rep := d.w.reply
 	t := eventType(s)
 	switch {
