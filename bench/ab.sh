@@ -17,10 +17,10 @@
 # bench regexp (split at '|') is run at n/5 and at n/5 + n iterations (n
 # is 100,000 unless -n says), single-threaded, and the difference of the
 # two counts divided by n is the instructions per iteration, garbage
-# collection included. A
-# caddymodule benchmark's iteration includes its next handler's own run.
-# Instructions are not time (a cache miss or a mispredicted branch costs
-# many), but a change that saves none saves little.
+# collection included (-r and -t do not apply). A caddymodule benchmark's
+# iteration includes its next handler's own run. Instructions are not
+# time (a cache miss or a mispredicted branch costs many), but a change
+# that saves none saves little.
 set -euo pipefail
 
 rounds=5 bench=. benchtime=1s pkg=caddymodule icount= iters=100000
