@@ -10,16 +10,19 @@ import (
 // from the deltas, usage, choice 0's text, the structured reply (SPEC 7),
 // and ends with one final meta event before [DONE].
 type chatDialect struct {
-	w    *SSERewriter
-	last []byte // data of the last chunk, for the final meta chunk's head (w.keys holds it)
+	w *SSERewriter
 }
+
+// last is the data of the last chunk, for the final meta chunk's head: the
+// key scan holds it (object hands it every chunk).
+func (c *chatDialect) last() []byte { return c.w.keys.held }
 
 func (c *chatDialect) doneEvent() verdict { return vTerminal }
 
 // head is the id, created and model the final chunks repeat: the last
 // chunk's, else fresh ones.
 func (c *chatDialect) head() ChunkHead {
-	return chunkHeadFrom(c.last, func() ChunkHead { return NewChunkHead("", 0, c.w.opts.Model) })
+	return chunkHeadFrom(c.last(), func() ChunkHead { return NewChunkHead("", 0, c.w.opts.Model) })
 }
 
 // end writes the one final meta event, when there is something to say and
@@ -106,7 +109,7 @@ func (c *chatDialect) object(raw, data []byte, s string, keys uint8) verdict {
 		}
 		return vOwn
 	}
-	if len(c.last) == 0 {
+	if len(c.last()) == 0 {
 		// The id and model, only for who reads them (as for JSON replies):
 		// the end hook (OpenClaw's run id) and the prices table.
 		if r.opts.BeforeEnd != nil {
@@ -116,8 +119,9 @@ func (c *chatDialect) object(raw, data []byte, s string, keys uint8) verdict {
 			rep.setModel(gjson.Get(s, "model").Str)
 		}
 	}
-	// Held by the key scan, which skips in the next chunk what repeats it.
-	c.last = r.keys.hold(data)
+	// Held by the key scan, which skips in the next chunk what repeats it,
+	// and is the last chunk's data.
+	r.keys.hold(data)
 	if keys&hasUsage != 0 {
 		if u := gjson.Get(s, "usage"); u.IsObject() {
 			rep.Usage.ReadChat(u)

@@ -125,21 +125,11 @@ member: // a key, its colon, then its value
 // whether the string holds an escape: no control character, only JSON's
 // escapes. Bytes of 0x80 and above pass as they are, as in gjson.
 func validString(s string, i int) (end int, esc, ok bool) {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	for {
 		// Eight bytes at a time while none is a quote, a backslash or below
-		// 0x20. With bit 1 of each byte flipped, the bytes below 0x21 are
-		// exactly those that were below 0x20 or a quote (0x22): one test
-		// for both. Each mask flags its lowest matching byte exactly (a
-		// borrow can only flag bytes above it), so the lowest flag of the
-		// two is the first byte to look at.
+		// 0x20 (stringStops).
 		for i+8 <= len(s) {
-			x := load64(s, i)
-			c := x ^ (lo * 0x02)
-			m := (c - lo*0x21) &^ c & hi
-			b := x ^ (lo * '\\')
-			m |= (b - lo) &^ b & hi
-			if m != 0 {
+			if m := stringStops(load64(s, i)); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
@@ -181,6 +171,20 @@ func load64(s string, i int) uint64 {
 	s = s[i : i+8]
 	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// stringStops flags (the high bit of each byte) the bytes of x, eight
+// bytes of a JSON string's content, that end a plain run: a quote, a
+// backslash, a byte below 0x20. With bit 1 of each byte flipped, the bytes
+// below 0x21 are exactly those that were below 0x20 or a quote (0x22): one
+// test for both. Each test flags its lowest matching byte exactly (a
+// borrow can only flag bytes above it), so the lowest flag is the first
+// byte to look at.
+func stringStops(x uint64) uint64 {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	c := x ^ (lo * 0x02)
+	b := x ^ (lo * '\\')
+	return ((c-lo*0x21)&^c | (b-lo)&^b) & hi
 }
 
 func isHex(c byte) bool {

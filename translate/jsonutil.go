@@ -102,15 +102,10 @@ func appendJSONStr(dst []byte, s string, html bool) []byte {
 // such bytes: this is what keeps a converted stream's deltas from being
 // encoded one byte at a time.
 func plainJSONRun(s string, i int) int {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	const hi = 0x8080808080808080
 	for ; i+8 <= len(s); i += 8 {
 		x := load64(s, i)
-		// As in validString: bytes below 0x20 and the quote in one test,
-		// the backslash in another, and the high bit. Each flags its
-		// lowest matching byte exactly.
-		c := x ^ (lo * 0x02)
-		b := x ^ (lo * '\\')
-		if m := ((c-lo*0x21)&^c | (b-lo)&^b | x) & hi; m != 0 {
+		if m := stringStops(x) | x&hi; m != 0 { // and the bytes of 0x80 and above
 			return i + bits.TrailingZeros64(m)>>3
 		}
 	}

@@ -85,8 +85,13 @@ func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
 			s.lineLen += len(p) - i
 			break
 		}
-		if s.lineLen == 0 && end > i {
-			s.readLine(p, i, end)
+		if s.lineLen == 0 && end > i { // a line that starts here: is it data?
+			if value, ok := dataField(p[i:end]); ok {
+				s.dataLines++
+				s.data = value
+			} else if p[i] == bom[0] {
+				s.dataBOM = true // left to EventData
+			}
 		}
 		s.lineLen += end - i
 		blank := s.lineLen == 0
@@ -135,29 +140,24 @@ func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
 	s.keep(p[start:], h)
 }
 
-// readLine notes whether the line p[i:end], which starts at i, is a data
-// line (by EventData's rules), and where its value lies.
-func (s *SSESplitter) readLine(p []byte, i, end int) {
-	switch p[i] {
-	case 'd':
-		if end-i < 4 || string(p[i:i+4]) != "data" {
-			return
-		}
-		from := i + 4
-		if from < end {
-			if p[from] != ':' {
-				return // a field such as "datax"
-			}
-			from++
-			if from < end && p[from] == ' ' {
-				from++
-			}
-		}
-		s.dataLines++
-		s.data = p[from:end]
-	case bom[0]:
-		s.dataBOM = true
+// dataField reports whether line (without its terminator) is a data field
+// by the WHATWG rules ("data", or "data:" and a value, one leading space
+// removed; not a field such as "datax"), and returns its value.
+func dataField(line []byte) (value []byte, ok bool) {
+	if len(line) < 4 || line[0] != 'd' || string(line[:4]) != "data" {
+		return nil, false
 	}
+	switch {
+	case len(line) == 4:
+		return nil, true
+	case line[4] == ':':
+		value = line[5:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+		return value, true
+	}
+	return nil, false
 }
 
 // Data returns, during a call of Event, what EventData would find in the
@@ -278,20 +278,9 @@ func EventData(raw, scratch []byte) (data []byte, ok bool, scratchOut []byte) {
 			}
 			i = j + 1
 		}
-		if len(line) < 4 || line[0] != 'd' || !bytes.HasPrefix(line, []byte("data")) {
+		value, isData := dataField(line)
+		if !isData {
 			continue
-		}
-		var value []byte
-		switch {
-		case len(line) == 4:
-			value = nil
-		case line[4] == ':':
-			value = line[5:]
-			if len(value) > 0 && value[0] == ' ' {
-				value = value[1:]
-			}
-		default:
-			continue // a field such as "datax"
 		}
 		switch lines {
 		case 0:
