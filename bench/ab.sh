@@ -7,7 +7,7 @@
 # rounds. The package's benchmark files (*bench_test.go) of the working tree
 # are used for both, so that they measure the same thing.
 #
-#   bench/ab.sh [-r rounds] [-b bench-regexp] [-t benchtime] [-p package] [-i [-n iterations]] REV
+#   bench/ab.sh [-r rounds] [-b bench-regexp] [-t benchtime] [-p package] [-i [-n iterations] | -f FUNC] REV
 #
 # e.g. bench/ab.sh -b 'JSONReply|SSEPassthrough' main
 #      bench/ab.sh -p translate -b ProtocolPassthrough main
@@ -21,10 +21,19 @@
 # iteration includes its next handler's own run. Instructions are not
 # time (a cache miss or a mispredicted branch costs many), but a change
 # that saves none saves little.
+#
+# With -f FUNC it measures code footprint instead: the distinct 64-byte
+# instruction lines and 4 KiB pages of llm_meta's own code executed inside
+# FUNC (callgrind's --toggle-collect pattern, e.g.
+# '*translate.(*JSONReplyParts).Rewrite'), over one run of each alternative
+# of the bench regexp (two iterations). A reply handled with cold caches
+# pays a memory access for each line and a page walk for each page, which
+# the in-process timings never show (BENCHMARKS.md, eighth round); the
+# count is exact and repeatable.
 set -euo pipefail
 
-rounds=5 bench=. benchtime=1s pkg=caddymodule icount= iters=100000
-while getopts "r:b:t:p:in:" o; do
+rounds=5 bench=. benchtime=1s pkg=caddymodule icount= iters=100000 footfn=
+while getopts "r:b:t:p:in:f:" o; do
 	case $o in
 	r) rounds=$OPTARG ;;
 	b) bench=$OPTARG ;;
@@ -32,11 +41,12 @@ while getopts "r:b:t:p:in:" o; do
 	p) pkg=${OPTARG#./} ;;
 	i) icount=1 ;;
 	n) iters=$OPTARG ;;
-	*) echo "usage: $0 [-r rounds] [-b bench-regexp] [-t benchtime] [-p package] [-i [-n iterations]] REV" >&2; exit 2 ;;
+	f) footfn=$OPTARG ;;
+	*) echo "usage: $0 [-r rounds] [-b bench-regexp] [-t benchtime] [-p package] [-i [-n iterations] | -f FUNC] REV" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 1 ] || { echo "usage: $0 [-r rounds] [-b bench-regexp] [-t benchtime] [-p package] [-i [-n iterations]] REV" >&2; exit 2; }
+[ $# -eq 1 ] || { echo "usage: $0 [-r rounds] [-b bench-regexp] [-t benchtime] [-p package] [-i [-n iterations] | -f FUNC] REV" >&2; exit 2; }
 rev=$1
 
 root=$(git rev-parse --show-toplevel)
@@ -49,6 +59,41 @@ cp "$root/$pkg/"*bench_test.go "$tmp/$pkg/"
 [ -d "$tmp/httpmeta" ] || [ "$pkg" != caddymodule ] || sed -i 's/h\.core\.Logger = /h.logger = /' "$tmp/caddymodule/bench_test.go"
 (cd "$tmp" && go test -c -o "$tmp/old.test" "./$pkg")
 (cd "$root" && go test -c -o "$tmp/new.test" "./$pkg")
+
+if [ -n "$footfn" ]; then
+	command -v valgrind >/dev/null || { echo "ab.sh -f: valgrind is not installed" >&2; exit 1; }
+	footprint() { # version, regexp: "lines pages" of llm_meta code run inside $footfn
+		go tool nm -size -sort address "$tmp/$1.test" | awk '$3 == "T" || $3 == "t" { print $1, $4 }' >"$tmp/$1.syms"
+		GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --dump-instr=yes --compress-pos=no \
+			--toggle-collect="$footfn" --callgrind-out-file="$tmp/$1.cg" \
+			"$tmp/$1.test" -test.run '^$' -test.bench "$2" -test.benchtime 2x >/dev/null 2>&1
+		# Each instruction address executed, mapped to the function around
+		# it; only llm_meta's packages count, not its tests' helpers nor the
+		# runtime and standard library it calls: callgrind loses track of
+		# the toggle when a goroutine's stack moves, and then collects
+		# whatever runs next, which only llm_meta's own names filter out.
+		awk '
+			function hex(s,   n, i) { n = 0; s = tolower(s); sub(/^0x/, "", s)
+				for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+				return n }
+			FNR == NR { at[NR] = hex($1); fn[NR] = $2; n = NR; next }
+			/^0x[0-9a-f]+ / { a = hex($1); lo = 1; hi = n
+				while (lo < hi) { m = int((lo + hi + 1) / 2); if (at[m] <= a) lo = m; else hi = m - 1 }
+				f = fn[lo]
+				if (f ~ /^github.com\/llm-meta\/llm_meta\// && f !~ /[Bb]ench|\.Test/) { line[int(a / 64)] = 1; page[int(a / 4096)] = 1 } }
+			END { print length(line), length(page) }' "$tmp/$1.syms" "$tmp/$1.cg"
+	}
+	echo "llm_meta code run inside $footfn, old -> new"
+	printf "%-44s %16s %16s\n" "benchmark" "64-byte lines" "4 KiB pages"
+	IFS='|' read -r -a alts <<<"$bench"
+	for b in "${alts[@]}"; do
+		read -r lo po < <(footprint old "$b")
+		read -r ln pn < <(footprint new "$b")
+		[ "$ln" -gt 0 ] || { echo "ab.sh -f: nothing ran inside $footfn in $b" >&2; exit 1; }
+		printf "%-44s %7d -> %5d %7d -> %5d\n" "$b" "$lo" "$ln" "$po" "$pn"
+	done
+	exit 0
+fi
 
 if [ -n "$icount" ]; then
 	command -v valgrind >/dev/null || { echo "ab.sh -i: valgrind is not installed" >&2; exit 1; }
