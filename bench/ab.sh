@@ -26,7 +26,7 @@
 # instruction lines and 4 KiB pages of llm_meta's own code executed inside
 # FUNC (callgrind's --toggle-collect pattern, e.g.
 # '*translate.(*JSONReplyParts).Rewrite'), over one run of each alternative
-# of the bench regexp (two iterations). A reply handled with cold caches
+# of the bench regexp (-benchtime 2x: three iterations). A reply handled with cold caches
 # pays a memory access for each line and a page walk for each page, which
 # the in-process timings never show (BENCHMARKS.md, eighth round); the
 # count is exact and repeatable.
