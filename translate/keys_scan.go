@@ -50,40 +50,39 @@ func nextQuoted(data []byte, i int, first *[256]bool) int {
 	return -1
 }
 
+// scanKey is a key scanKeys looks for, with its closing quote, and its
+// flag, listed once by first letter: no two may share one (the literal
+// would not compile), so the first letter tells which one a string can be.
+type scanKey struct {
+	quoted string
+	flag   uint8
+}
+
+var scanKeyOf = [256]scanKey{
+	'm': {`meta"`, hasMeta},
+	't': {`tool_calls"`, hasToolCall},
+	'f': {`function_call"`, hasFuncCall},
+	'e': {`error"`, hasError},
+	'n': {`name"`, hasName},
+	'u': {`usage"`, hasUsage},
+}
+
 // keyFirst marks the first letters of the keys scanKeys looks for: most
 // strings start with another one and are passed over without a call.
-var keyFirst = [256]bool{'m': true, 't': true, 'f': true, 'e': true, 'n': true, 'u': true}
+var keyFirst = func() (first [256]bool) {
+	for c, k := range scanKeyOf {
+		first[c] = k.quoted != ""
+	}
+	return first
+}()
 
 // keyAt tells which key, with its closing quote, r starts with.
 func keyAt(r []byte) uint8 {
-	if len(r) < 5 {
+	if len(r) == 0 {
 		return 0
 	}
-	switch r[0] {
-	case 'm':
-		if string(r[:5]) == `meta"` {
-			return hasMeta
-		}
-	case 't':
-		if len(r) >= 11 && string(r[:11]) == `tool_calls"` {
-			return hasToolCall
-		}
-	case 'f':
-		if len(r) >= 14 && string(r[:14]) == `function_call"` {
-			return hasFuncCall
-		}
-	case 'e':
-		if len(r) >= 6 && string(r[:6]) == `error"` {
-			return hasError
-		}
-	case 'n':
-		if string(r[:5]) == `name"` {
-			return hasName
-		}
-	case 'u':
-		if len(r) >= 6 && string(r[:6]) == `usage"` {
-			return hasUsage
-		}
+	if k := &scanKeyOf[r[0]]; k.quoted != "" && len(r) >= len(k.quoted) && string(r[:len(k.quoted)]) == k.quoted {
+		return k.flag
 	}
 	return 0
 }
