@@ -6,8 +6,10 @@
 # -mode json -proto chat -tools no -conc 16 -rounds 6 -duration 2s), records
 # both Caddy processes with perf (call graphs, kernel and runtime included:
 # many more samples than Go's CPU profiler), and prints, for the functions
-# that differ most, each side's CPU per request (or per event) in µs:
-# inclusive first, then the functions' own time. Each side's samples are
+# that differ most, each side's CPU per request (or per event) in µs: by
+# part of the process first (request goroutine, transport loops, GC,
+# sysmon, scheduler: work that moved between them shows as added on one
+# and saved on the other), then inclusive, then the functions' own time. Each side's samples are
 # scaled so that they add up to the Caddy CPU per request that bench/e2e
 # measured for it; the figures are as steady as that run.
 #
@@ -45,21 +47,39 @@ echo "Caddy CPU per $unit: plain $cpuPlain µs, llm_meta $cpuMod µs"
 
 # One line per sample: its process, then its frames, leaf first.
 perf script -i "$tmp/perf.data" -F pid,ip,sym 2>/dev/null | awk -v P="$plain" -v L="$mod" -v CP="$cpuPlain" -v CL="$cpuMod" -v top="$top" -v unit="$unit" '
+# The part of the process a sample ran in, from its outermost frames: the
+# same work can move from one to another (the request body is read by the
+# transport'"'"'s write loop in plain Caddy, by the handler with llm_meta),
+# which the per-function tables show as an addition on one side only.
+function role(   i) {
+	for (i = n; i >= 1; i--) {
+		if (fr[i] ~ /^net\/http\.\(\*conn\)\.serve$/) return "the request'"'"'s goroutine (net/http conn.serve)"
+		if (fr[i] ~ /persistConn\)\.writeLoop$/) return "transport write loop (request to upstream)"
+		if (fr[i] ~ /persistConn\)\.readLoop$/) return "transport read loop (reply from upstream)"
+		if (fr[i] ~ /connReader\)\.backgroundRead$/) return "connection background read"
+		if (fr[i] ~ /^runtime\.(gcBgMarkWorker|bgsweep|bgscavenge)$/) return "garbage collector workers"
+		if (fr[i] ~ /^runtime\.sysmon$/) return "runtime sysmon"
+		if (fr[i] ~ /^runtime\.(mcall|schedule|findRunnable|park_m|goexit0)$/) return "scheduler"
+	}
+	return "other"
+}
 function flush(   s) {
 	if (pid == "") return
 	if (pid == P || pid == L) {
 		tot[pid]++
 		leaf[pid SUBSEP lf]++
 		for (s in seen) inc[pid SUBSEP s]++
+		part[pid SUBSEP role()]++
 	}
 	delete seen
-	pid = ""; lf = ""
+	pid = ""; lf = ""; n = 0
 }
 /^ *[0-9]+ *$/ { flush(); pid = $1 + 0; first = 1; next }
 /^\t/ {
 	s = $0; sub(/^\t *[0-9a-f]+ /, "", s); sub(/\+0x.*/, "", s)
 	if (first) { lf = s; first = 0 }
 	seen[s] = 1
+	fr[++n] = s
 	next
 }
 function table(title, m,   k, a, p, l) {
@@ -76,7 +96,10 @@ END {
 	if (!tot[P] || !tot[L]) { print "perfdiff: no samples of one of the two processes" > "/dev/stderr"; exit 1 }
 	table("inclusive", inc)
 	table("own", leaf)
+	table("part", part)
 }' >"$tmp/diff.tsv"
+printf '\nby part of the process, µs per %s: added, plain, llm_meta\n' "$unit"
+awk -F'\t' '$1 == "part"' "$tmp/diff.tsv" | sort -t$'\t' -k2,2gr | cut -f2-
 for t in inclusive own; do
 	printf '\n%s time, µs per %s: added, plain, llm_meta\n' "$t" "$unit"
 	awk -F'\t' -v t="$t" '$1 == t' "$tmp/diff.tsv" | sort -t$'\t' -k2,2gr | awk -v n="$top" 'NR <= n' | cut -f2-

@@ -20,12 +20,7 @@ func pct(d []time.Duration, p float64) float64 {
 }
 
 func median(v []float64) float64 {
-	w := make([]float64, 0, len(v))
-	for _, x := range v {
-		if !math.IsNaN(x) {
-			w = append(w, x)
-		}
-	}
+	w := figuresTaken(v)
 	if len(w) == 0 {
 		return math.NaN()
 	}
@@ -72,12 +67,43 @@ func appendNum(b []byte, v float64) []byte {
 }
 
 func (m *metric) medians() (plain, mod, ratio, diff float64) {
-	var ratios, diffs []float64
+	ratios, diffs := m.perRound()
+	return median(m.Plain), median(m.Module), median(ratios), median(diffs)
+}
+
+// perRound is each round's ratio (llm_meta over plain) and difference
+// (llm_meta minus plain).
+func (m *metric) perRound() (ratios, diffs []float64) {
 	for i := 0; i < len(m.Plain) && i < len(m.Module); i++ {
 		ratios = append(ratios, m.Module[i]/m.Plain[i])
 		diffs = append(diffs, m.Module[i]-m.Plain[i])
 	}
-	return median(m.Plain), median(m.Module), median(ratios), median(diffs)
+	return ratios, diffs
+}
+
+// quartiles is the first and third quartile of v (NaN left out; the
+// middle of the lower and the upper half): how far the rounds' figures
+// spread around their median, which a single median hides.
+func quartiles(v []float64) (q1, q3 float64) {
+	w := figuresTaken(v)
+	if len(w) < 2 {
+		return math.NaN(), math.NaN()
+	}
+	sort.Float64s(w)
+	half := len(w) / 2
+	return median(w[:half]), median(w[len(w)-half:])
+}
+
+// figuresTaken is a copy of v without the rounds whose figure could not
+// be taken (NaN).
+func figuresTaken(v []float64) []float64 {
+	w := make([]float64, 0, len(v))
+	for _, x := range v {
+		if !math.IsNaN(x) {
+			w = append(w, x)
+		}
+	}
+	return w
 }
 
 // result is every figure of one workload at one concurrency.

@@ -108,16 +108,25 @@ func verdict(ok bool) string {
 	return "MISS"
 }
 
-// printDetails is every figure of one result (-v).
+// printDetails is every figure of one result (-v): the medians, and how
+// the rounds spread around them (the middle half of the rounds' ratios, or
+// of their differences for what the module adds), which tells a miss from
+// noise.
 func printDetails(r *result, rounds int) {
-	fmt.Printf("    %s %s tools=%s, concurrency %d (medians of %d rounds; errors: %d)\n", r.Kind, r.Proto, yesNo(r.Tools), r.Conc, rounds, r.Errors)
+	fmt.Printf("    %s %s tools=%s, concurrency %d (medians of %d rounds, then the middle half of the rounds; errors: %d)\n", r.Kind, r.Proto, yesNo(r.Tools), r.Conc, rounds, r.Errors)
 	for _, m := range r.Metrics {
 		p, mod, ratio, diff := m.medians()
-		added := ""
-		if !m.Higher {
+		ratios, diffs := m.perRound()
+		added, spread := "", ""
+		if m.Higher {
+			q1, q3 := quartiles(ratios)
+			spread = fmtRatio(q1) + "…" + fmtRatio(q3)
+		} else {
 			added = fmtSigned(diff) + " " + m.Unit
+			q1, q3 := quartiles(diffs)
+			spread = fmtSigned(q1) + "…" + fmtSigned(q3)
 		}
-		fmt.Printf("      %-36s %12s %12s %8s %12s\n", m.Name+" ("+m.Unit+")", fmtNum(p), fmtNum(mod), fmtRatio(ratio), added)
+		fmt.Printf("      %-36s %12s %12s %8s %12s   %s\n", m.Name+" ("+m.Unit+")", fmtNum(p), fmtNum(mod), fmtRatio(ratio), added, spread)
 	}
 }
 
