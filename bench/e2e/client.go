@@ -38,6 +38,9 @@ func exchange(c *http.Client, url string, wl *workload, side int, buf []byte, ca
 	}
 	req.Header["Content-Type"] = jsonContentType
 	req.Header["X-Bench-Workload"] = wl.id
+	if wl.hold != nil {
+		req.Header["X-Bench-Hold"] = wl.hold
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		return 0, err
@@ -148,8 +151,9 @@ func drive(p *caddyProc, c *http.Client, wl *workload, side, conc int, d time.Du
 	deadline := start.Add(d)
 	for w := 0; w < conc; w++ {
 		wg.Add(1)
-		go func(s *samples) {
+		go func(s *samples, delay time.Duration) {
 			defer wg.Done()
+			time.Sleep(delay)
 			buf := make([]byte, 32<<10)
 			for time.Now().Before(deadline) {
 				n, err := exchange(c, p.url, wl, side, buf, nil, s)
@@ -163,7 +167,7 @@ func drive(p *caddyProc, c *http.Client, wl *workload, side, conc int, d time.Du
 					s.events += wl.perStream
 				}
 			}
-		}(&all[w])
+		}(&all[w], time.Duration(w)*wl.stagger)
 	}
 	wg.Wait()
 	win := window{elapsed: time.Since(start), cpu: p.cpu() - cpu0}

@@ -57,13 +57,14 @@ import (
 var (
 	flagRole      = flag.String("role", "", "internal: \"caddy\" runs Caddy with the JSON config file given by -config")
 	flagConfig    = flag.String("config", "", "internal: Caddy config file for -role=caddy")
-	flagMode      = flag.String("mode", "all", "what to measure, comma-separated: stream, json, convert, idle, or all")
+	flagMode      = flag.String("mode", "all", "what to measure, comma-separated: stream, json, convert, first, idle, or all")
 	flagProto     = flag.String("proto", "all", "protocols, comma-separated: chat, responses, anthropic (streams and JSON), datastream, uistream (converted streams), or all")
 	flagTools     = flag.String("tools", "all", "replies without tool calls (no), with them (yes), or all")
 	flagDuration  = flag.Duration("duration", 400*time.Millisecond, "length of each measurement window")
 	flagRounds    = flag.Int("rounds", 11, "alternations (windows per config) for each workload and concurrency")
 	flagConc      = flag.String("conc", "1,16,128", "concurrency levels")
 	flagEvents    = flag.Int("events", 200, "content events per stream (with tool calls: half text, half arguments of two calls)")
+	flagFirstRate = flag.Float64("first-rate", 400, "streams per second the first mode aims at: each of its streams holds after the first event for concurrency ÷ this rate")
 	flagJSONBytes = flag.Int("json-bytes", 2048, "size of a JSON reply (the text is padded to it)")
 	flagIdle      = flag.Int("idle", 1000, "streams held open in the idle mode")
 	flagCaddy     = flag.String("caddy", "", "`binary`: a Caddy with llm_meta (e.g. built by go build ./cmd/caddy) to run instead of this program")
@@ -100,7 +101,7 @@ func run() error {
 	// their GC quiet.
 	debug.SetGCPercent(400)
 
-	modes, err := selection("mode", *flagMode, kindStream, kindJSON, kindConvert, "idle")
+	modes, err := selection("mode", *flagMode, kindStream, kindJSON, kindConvert, kindFirst, "idle")
 	if err != nil {
 		return err
 	}
@@ -124,13 +125,16 @@ func run() error {
 		}
 		concs = append(concs, n)
 	}
+	if !(*flagFirstRate > 0) {
+		return fmt.Errorf("-first-rate %v: streams per second, more than 0", *flagFirstRate)
+	}
 	if *flagEvents < 4 {
 		return fmt.Errorf("-events %d: at least 4 (tool calls take half of them)", *flagEvents)
 	}
 
 	// The upstream serves every workload (the idle mode uses the chat
 	// stream's); the selected ones are measured.
-	all := buildWorkloads(map[string]bool{kindStream: true, kindJSON: true, kindConvert: true},
+	all := buildWorkloads(map[string]bool{kindStream: true, kindJSON: true, kindConvert: true, kindFirst: true},
 		map[string]bool{"chat": true, "responses": true, "anthropic": true, "datastream": true, "uistream": true},
 		map[string]bool{"no": true, "yes": true}, *flagEvents, *flagJSONBytes)
 	var loads []*workload
@@ -226,6 +230,13 @@ func run() error {
 	return nil
 }
 
+// holdFor is how long a first-mode stream waits after its first event at
+// concurrency conc, for about rate streams a second through the Caddy
+// under test.
+func holdFor(conc int, rate float64) time.Duration {
+	return time.Duration(float64(conc) / rate * float64(time.Second))
+}
+
 // startPair starts the two Caddy processes, with profiles when -cpuprofile.
 func startPair(up string) (plain, mod *caddyProc, err error) {
 	profile := func(name string) string {
@@ -256,6 +267,13 @@ func measure(plain, mod *caddyProc, wl *workload, conc int) *result {
 	defer cp.CloseIdleConnections()
 	defer cm.CloseIdleConnections()
 	r := &result{Kind: wl.kind, Proto: wl.proto.name, Tools: wl.tools, Conc: conc}
+	d := *flagDuration
+	if wl.kind == kindFirst {
+		hold := holdFor(conc, *flagFirstRate)
+		wl.hold, wl.stagger = []string{hold.String()}, hold/time.Duration(conc)
+		defer func() { wl.hold, wl.stagger = nil, 0 }()
+		d = max(d, 4*hold) // each worker a few streams a window
+	}
 	drive(plain, cp, wl, plainSide, conc, *flagWarmup)
 	drive(mod, cm, wl, moduleSide, conc, *flagWarmup)
 	for round := 0; round < *flagRounds; round++ {
@@ -265,9 +283,9 @@ func measure(plain, mod *caddyProc, wl *workload, conc int) *result {
 		}
 		for _, side := range order {
 			if side == moduleSide {
-				record(r, drive(mod, cm, wl, side, conc, *flagDuration), true)
+				record(r, drive(mod, cm, wl, side, conc, d), true)
 			} else {
-				record(r, drive(plain, cp, wl, side, conc, *flagDuration), false)
+				record(r, drive(plain, cp, wl, side, conc, d), false)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 // upstream is the gateway stand-in, in this process: no pacing, every part
@@ -39,7 +40,8 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	for _, p := range wl.parts {
+	hold, _ := time.ParseDuration(r.Header.Get("X-Bench-Hold"))
+	for i, p := range wl.parts {
 		if _, err := w.Write(p); err != nil {
 			return
 		}
@@ -48,5 +50,23 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+		if i == 0 && hold > 0 && !waitFor(r, min(hold, maxHold)) {
+			return
+		}
+	}
+}
+
+// maxHold bounds the wait a request may ask for.
+const maxHold = 10 * time.Second
+
+// waitFor waits d, or until the client goes away (false).
+func waitFor(r *http.Request, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The table of workloads: each protocol × kind × tools, all driven by the
@@ -16,7 +17,15 @@ const (
 	kindStream  = "stream"  // a stream the module forwards, adding meta
 	kindJSON    = "json"    // a JSON reply the module rewrites
 	kindConvert = "convert" // a Vercel AI SDK stream the module converts into chat chunks
+	// kindFirst is a short stream whose upstream holds after the first
+	// event (a model thinking), so that the Caddy under test is far from
+	// saturated: the time to the first event is then the two Caddys' own
+	// latency, not the queue of other streams' events it is under load.
+	kindFirst = "first"
 )
+
+// firstEvents is the content events of a kindFirst stream.
+const firstEvents = 8
 
 // protocol is how one protocol's requests and replies look.
 type protocol struct {
@@ -76,9 +85,9 @@ func header(kv ...string) http.Header {
 var sseHeader = header("Content-Type", "text/event-stream", "Cache-Control", "no-cache")
 
 var protocols = []*protocol{
-	{name: "chat", kinds: []string{kindStream, kindJSON}, path: "/v1/chat/completions", stream: chatStream, json: chatJSON, streamHeader: sseHeader, request: chatRequest},
-	{name: "responses", kinds: []string{kindStream, kindJSON}, path: "/v1/responses", stream: responsesStream, json: responsesJSON, streamHeader: sseHeader, request: responsesRequest},
-	{name: "anthropic", kinds: []string{kindStream, kindJSON}, path: "/v1/messages", stream: anthropicStream, json: anthropicJSON, streamHeader: sseHeader, request: anthropicRequest},
+	{name: "chat", kinds: []string{kindStream, kindJSON, kindFirst}, path: "/v1/chat/completions", stream: chatStream, json: chatJSON, streamHeader: sseHeader, request: chatRequest},
+	{name: "responses", kinds: []string{kindStream, kindJSON, kindFirst}, path: "/v1/responses", stream: responsesStream, json: responsesJSON, streamHeader: sseHeader, request: responsesRequest},
+	{name: "anthropic", kinds: []string{kindStream, kindJSON, kindFirst}, path: "/v1/messages", stream: anthropicStream, json: anthropicJSON, streamHeader: sseHeader, request: anthropicRequest},
 	// The converted streams answer a chat client (the request is a chat
 	// request); plain reverse_proxy passes the same upstream bytes as they are.
 	{name: "datastream", kinds: []string{kindConvert}, path: "/v1/chat/completions", stream: dataStream, lines: true, request: chatRequest,
@@ -109,6 +118,12 @@ type workload struct {
 	// want is the events the client reads per stream, for each side (set
 	// by the self-check, which also proves them right).
 	want [2]int
+	// hold is the X-Bench-Hold header of a kindFirst stream's requests:
+	// how long its upstream waits after the first event (set for each
+	// concurrency; nil: no wait); stagger is how far apart the workers
+	// start, so that the streams arrive evenly rather than all at once.
+	hold    []string
+	stagger time.Duration
 }
 
 func (w *workload) name() string {
@@ -131,7 +146,7 @@ func (w *workload) lines(side int) bool { return side == plainSide && w.proto.li
 // JSON reply.
 func buildWorkloads(kinds, protos, tools map[string]bool, events, jsonSize int) []*workload {
 	var ws []*workload
-	for _, kind := range []string{kindStream, kindJSON, kindConvert} {
+	for _, kind := range []string{kindStream, kindJSON, kindConvert, kindFirst} {
 		if !kinds[kind] {
 			continue
 		}
@@ -140,8 +155,8 @@ func buildWorkloads(kinds, protos, tools map[string]bool, events, jsonSize int) 
 				continue
 			}
 			for _, t := range []bool{false, true} {
-				if !tools[yesNo(t)] {
-					continue
+				if !tools[yesNo(t)] || (kind == kindFirst && t) {
+					continue // tool calls come after the first event
 				}
 				w := &workload{kind: kind, proto: p, tools: t, id: []string{strconv.Itoa(len(ws))}, body: []byte(p.request(kind != kindJSON, t))}
 				if kind == kindJSON {
@@ -151,7 +166,11 @@ func buildWorkloads(kinds, protos, tools map[string]bool, events, jsonSize int) 
 					w.header = header("Content-Type", "application/json", "Content-Length", strconv.Itoa(len(reply)))
 					w.perStream = 1
 				} else {
-					w.script = streamScript(events, t)
+					n := events
+					if kind == kindFirst {
+						n = firstEvents
+					}
+					w.script = streamScript(n, t)
 					w.parts = p.stream(w.script)
 					w.header = p.streamHeader
 					w.perStream = int64(len(w.parts))
