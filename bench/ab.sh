@@ -62,7 +62,7 @@ cp "$root/$pkg/"*bench_test.go "$tmp/$pkg/"
 
 if [ -n "$footfn" ]; then
 	command -v valgrind >/dev/null || { echo "ab.sh -f: valgrind is not installed" >&2; exit 1; }
-	footprint() { # version, regexp: "lines pages" of llm_meta code run inside $footfn
+	footprint() { # version, regexp: "lines pages library-lines" of code run inside $footfn
 		go tool nm -size -sort address "$tmp/$1.test" | awk '$3 == "T" || $3 == "t" { print $1, $4 }' >"$tmp/$1.syms"
 		GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --dump-instr=yes --compress-pos=no \
 			--toggle-collect="$footfn" --callgrind-out-file="$tmp/$1.cg" \
@@ -72,6 +72,8 @@ if [ -n "$footfn" ]; then
 		# runtime and standard library it calls: callgrind loses track of
 		# the toggle when a goroutine's stack moves, and then collects
 		# whatever runs next, which only llm_meta's own names filter out.
+		# gjson's and sjson's lines are counted apart: only llm_meta calls
+		# them, so they are its footprint too.
 		awk '
 			function hex(s,   n, i) { n = 0; s = tolower(s); sub(/^0x/, "", s)
 				for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
@@ -80,17 +82,18 @@ if [ -n "$footfn" ]; then
 			/^0x[0-9a-f]+ / { a = hex($1); lo = 1; hi = n
 				while (lo < hi) { m = int((lo + hi + 1) / 2); if (at[m] <= a) lo = m; else hi = m - 1 }
 				f = fn[lo]
-				if (f ~ /^github.com\/llm-meta\/llm_meta\// && f !~ /[Bb]ench|\.Test/) { line[int(a / 64)] = 1; page[int(a / 4096)] = 1 } }
-			END { print length(line), length(page) }' "$tmp/$1.syms" "$tmp/$1.cg"
+				if (f ~ /^github.com\/llm-meta\/llm_meta\// && f !~ /[Bb]ench|\.Test/) { line[int(a / 64)] = 1; page[int(a / 4096)] = 1 }
+				if (f ~ /^github.com\/tidwall\//) lib[int(a / 64)] = 1 }
+			END { print length(line), length(page), length(lib) }' "$tmp/$1.syms" "$tmp/$1.cg"
 	}
-	echo "llm_meta code run inside $footfn, old -> new"
-	printf "%-44s %16s %16s\n" "benchmark" "64-byte lines" "4 KiB pages"
+	echo "llm_meta code run inside $footfn, old -> new (and gjson's and sjson's lines it ran)"
+	printf "%-44s %16s %16s %16s\n" "benchmark" "64-byte lines" "4 KiB pages" "gjson/sjson lines"
 	IFS='|' read -r -a alts <<<"$bench"
 	for b in "${alts[@]}"; do
-		read -r lo po < <(footprint old "$b")
-		read -r ln pn < <(footprint new "$b")
+		read -r lo po go < <(footprint old "$b")
+		read -r ln pn gn < <(footprint new "$b")
 		[ "$ln" -gt 0 ] || { echo "ab.sh -f: nothing ran inside $footfn in $b" >&2; exit 1; }
-		printf "%-44s %7d -> %5d %7d -> %5d\n" "$b" "$lo" "$ln" "$po" "$pn"
+		printf "%-44s %7d -> %5d %7d -> %5d %7d -> %5d\n" "$b" "$lo" "$ln" "$po" "$pn" "$go" "$gn"
 	done
 	exit 0
 fi

@@ -324,6 +324,9 @@ var benchMarginalAllocs = map[string]float64{}
 
 // Canned bodies.
 
+// benchChatRequestAsksUsage is benchChatRequest asking for the usage chunk.
+var benchChatRequestAsksUsage = strings.Replace(benchChatRequest, `"stream":true,`, `"stream":true,"stream_options":{"include_usage":true},`, 1)
+
 const benchChatRequest = `{"model":"gpt-4o-mini","stream":true,"messages":[` +
 	`{"role":"system","content":"You are a helpful assistant. Answer briefly."},` +
 	`{"role":"user","content":"What are the hottest prediction markets right now, and how has their volume moved this week?"}]}`
@@ -388,6 +391,21 @@ func BenchmarkSSEPassthrough(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkSSEAsksUsage is BenchmarkSSEPassthrough (100 events) for a
+// client that asks for the stream's usage itself, as the AI SDK's OpenAI
+// provider does: the request goes upstream as it came.
+func BenchmarkSSEAsksUsage(b *testing.B) {
+	runBench(b, 100, func(n int) *benchCase {
+		evs := benchSSEStream(n)
+		return &benchCase{reqBody: []byte(benchChatRequestAsksUsage), reply: benchSSEReply(evs), events: len(evs),
+			check: func(tb testing.TB, out *benchSink) {
+				if want := int64(len(bytes.Join(evs, nil))); out.n != want {
+					tb.Fatalf("pass-through wrote %d bytes, want %d", out.n, want)
+				}
+			}}
+	})
 }
 
 // BenchmarkSSEToolCalls: a tool-call stream (the name in the first

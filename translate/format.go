@@ -3,8 +3,6 @@ package translate
 import (
 	"bytes"
 	"strings"
-
-	"github.com/tidwall/gjson"
 )
 
 // Format is what an upstream reply's body is, by the mode table of SPEC 4:
@@ -95,16 +93,17 @@ func DetectHeaders(h ReplyHeaders, convert bool) Format {
 	return FormatOther
 }
 
-// eventProtocols recognise an event stream by its first event's data, in
-// this order (SPEC 4 table). needsConvert: only under convert_streams.
+// eventProtocols recognise an event stream by the "type" of its first
+// event's data (a JSON object), in this order (SPEC 4 table). needsConvert:
+// only under convert_streams.
 var eventProtocols = [...]struct {
 	format       Format
-	is           func(data []byte) bool
+	isType       func(t string) bool
 	needsConvert bool
 }{
-	{FormatUIStream, IsUIStreamEvent, true},
-	{FormatResponses, IsResponsesEvent, false},
-	{FormatAnthropic, IsAnthropicEvent, false},
+	{FormatUIStream, isUIPartType, true},
+	{FormatResponses, isResponsesType, false},
+	{FormatAnthropic, isAnthropicType, false},
 }
 
 // DetectStart decides an undecided format from the start of the body held
@@ -142,12 +141,13 @@ func DetectStart(f Format, held []byte, max int, end bool, convert bool) (Format
 		// would be too late to decide, whatever pieces it came in.
 		return FormatSSE, true
 	}
-	if _, isErr := errorEvent(unsafeString(bytes.TrimSpace(data))); isErr && ValidJSON(unsafeString(data)) {
+	ev := readFirstEvent(data)
+	if ev.isErr {
 		// A stream whose first event is an error is handled as SSE.
 		return FormatSSE, true
 	}
 	for _, p := range eventProtocols {
-		if (!p.needsConvert || convert) && p.is(data) {
+		if (!p.needsConvert || convert) && ev.hasType && p.isType(ev.typ) {
 			return p.format, true
 		}
 	}
@@ -230,33 +230,72 @@ func firstLine(b []byte) ([]byte, bool) {
 	return nil, false
 }
 
+// firstEvent is what telling a stream's protocol reads of its first
+// event's data: its "type" (hasType: a string), and whether it is an error
+// event of SPEC 4.3 (errorEvent's verdict on valid JSON: an object whose
+// first "error" is an object or a string, or, without such an error, whose
+// first "type" is "error").
+type firstEvent struct {
+	typ            string
+	hasType, isErr bool
+}
+
+// readFirstEvent reads the first event's data of every stream, once, in
+// one pass that validates it and one walk over its top level (json_walk.go):
+// with gjson's Get, as before, its code was one more cold stretch on the way
+// to the first event (BENCHMARKS.md, ninth round). It answers as gjson's
+// Get would on the valid JSON object the data must be.
+func readFirstEvent(data []byte) (ev firstEvent) {
+	trimmed := bytes.TrimSpace(data)
+	s := unsafeString(trimmed)
+	if len(trimmed) == 0 || trimmed[0] != '{' || !ValidJSON(s) {
+		return ev
+	}
+	errV, typV := -1, -1
+	it := iterAt(s, 0)
+	for k, v, ok := it.next(); ok; k, v, ok = it.next() {
+		switch {
+		case errV < 0 && keyIs(k, "error"):
+			errV = v
+		case typV < 0 && keyIs(k, "type"):
+			typV = v
+		}
+	}
+	if typV >= 0 {
+		ev.typ, ev.hasType = strAt(s, typV)
+	}
+	ev.isErr = errV >= 0 && (s[errV] == '{' || s[errV] == '"') || ev.hasType && ev.typ == "error"
+	if ev.isErr && len(trimmed) < len(data) {
+		// What TrimSpace took must be JSON's white space for the data to
+		// be an error event (a \v or U+00A0 around it is not).
+		ev.isErr = ValidJSON(unsafeString(data))
+	}
+	return ev
+}
+
 // typeOf returns the string "type" of an event's JSON object data.
 func typeOf(data []byte) (string, bool) {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 || data[0] != '{' {
-		return "", false
-	}
-	s := unsafeString(data)
-	if !ValidJSON(s) {
-		return "", false
-	}
-	t := gjson.Get(s, "type")
-	return t.Str, t.Type == gjson.String
+	ev := readFirstEvent(data)
+	return ev.typ, ev.hasType
 }
 
 // IsResponsesEvent reports whether an event's data is an OpenAI Responses
 // event: a JSON object whose type starts with "response." (SPEC 4).
 func IsResponsesEvent(data []byte) bool {
 	t, ok := typeOf(data)
-	return ok && strings.HasPrefix(t, "response.")
+	return ok && isResponsesType(t)
 }
+
+func isResponsesType(t string) bool { return strings.HasPrefix(t, "response.") }
 
 // IsAnthropicEvent reports whether an event's data starts an Anthropic
 // Messages stream: a JSON object of type message_start (SPEC 4).
 func IsAnthropicEvent(data []byte) bool {
 	t, ok := typeOf(data)
-	return ok && t == "message_start"
+	return ok && isAnthropicType(t)
 }
+
+func isAnthropicType(t string) bool { return t == "message_start" }
 
 // HeadersSettled reports whether an undecided reply's headers are already
 // the ones the client gets, whatever its start turns out to be: an event

@@ -1,8 +1,11 @@
 package translate
 
 import (
+	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 // The mode table of SPEC 4: the format from the headers, then, when they
@@ -177,5 +180,52 @@ func TestIsResponsesAndAnthropicEvent(t *testing.T) {
 		if got := [2]bool{IsResponsesEvent([]byte(data)), IsAnthropicEvent([]byte(data))}; got != want {
 			t.Errorf("%s: responses %v, anthropic %v; want %v", data, got[0], got[1], want)
 		}
+	}
+}
+
+// typeOfGJSON is typeOf as gjson reads it, which readFirstEvent's walk
+// must agree with.
+func typeOfGJSON(data []byte) (string, bool) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' || !ValidJSON(string(data)) {
+		return "", false
+	}
+	t := gjson.GetBytes(data, "type")
+	return t.Str, t.Type == gjson.String
+}
+
+var firstEventSeeds = []string{
+	`{"type":"response.created","response":{}}`, `{"type":"message_start"}`, `{"type":"text-delta","delta":"x"}`,
+	`{"id":"c","choices":[]}`, ` {"a":1,"type" : "t"} `, `{"type":1}`, `{"type":"a","type":"b"}`,
+	`{"ty\u0070e":"escaped key"}`, `{"type":"escaped \u00e9 value"}`, `{"x":{"type":"nested"}}`, `["type"]`,
+	`{"error":{"message":"m"}}`, `{"error":"s"}`, `{"error":null,"type":"error"}`, `{"error":1}`,
+	`{"type":"error"}`, `{"error":[],"type":"error"}`, `{"error":null,"error":"second"}`, `{"type":"x","type":"error"}`,
+	`{"err\u006fr":"escaped"}`, `{"error":"unterminated"`, `"error"`, ``, `{}`,
+	"\v{\"error\":\"x\"}", " {\"error\":\"x\"}\n", "\u00a0{\"type\":\"error\"}",
+}
+
+func TestFirstEventWalks(t *testing.T) {
+	for _, s := range firstEventSeeds {
+		checkFirstEventWalks(t, []byte(s))
+	}
+}
+
+func FuzzFirstEventWalks(f *testing.F) {
+	for _, s := range firstEventSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkFirstEventWalks)
+}
+
+func checkFirstEventWalks(t *testing.T, data []byte) {
+	got, ok := typeOf(data)
+	if want, wok := typeOfGJSON(data); got != want || ok != wok {
+		t.Fatalf("typeOf(%q) = %q, %v; gjson reads %q, %v", data, got, ok, want, wok)
+	}
+	// As DetectStart read it: errorEvent of the trimmed data, and the data
+	// as it came valid JSON.
+	_, isErr := errorEvent(string(bytes.TrimSpace(data)))
+	if got, want := readFirstEvent(data).isErr, isErr && ValidJSON(string(data)); got != want {
+		t.Fatalf("readFirstEvent(%q).isErr = %v; gjson reads %v", data, got, want)
 	}
 }

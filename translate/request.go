@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"bytes"
 	"path"
 	"slices"
 	"strings"
@@ -72,6 +71,15 @@ type RequestResult struct {
 // RewriteRequest applies SPEC 3 to a chat request body. ok is false when the
 // body is not a JSON object; it is then to be forwarded untouched.
 func RewriteRequest(body []byte, opts RequestOptions) (res RequestResult, ok bool) {
+	if res, ok := askUsageOnly(body, opts); ok {
+		return res, true
+	}
+	return rewriteRequestParsed(body, opts)
+}
+
+// rewriteRequestParsed is RewriteRequest by gjson's reading of the body:
+// every request but the usual stream that does not ask for its usage.
+func rewriteRequestParsed(body []byte, opts RequestOptions) (res RequestResult, ok bool) {
 	s := unsafeString(body)
 	root, isObj := jsonObject(s)
 	if !isObj {
@@ -296,84 +304,4 @@ const slashStandIn = "\x1f"
 func ValidGlob(g string) bool {
 	_, err := path.Match(g, "")
 	return err == nil
-}
-
-// RequestUnchanged reports, without parsing, that RewriteRequest would
-// forward body byte-identical and find no flag in it: prompt trimming is off
-// and none of the flags appears as a quoted key anywhere in it (nor could
-// one be spelt with \u escapes). The caller then forwards body as it is and
-// reads its model with RequestModel only if it ever needs it, which spares
-// most requests the validation of their whole body before anything goes
-// upstream.
-func RequestUnchanged(body []byte, opts RequestOptions) bool {
-	if opts.MaxPromptChars > 0 || bytes.Contains(body, unicodeEscape) {
-		return false
-	}
-	askUsage := opts.StreamUsage && opts.Kind == RequestChat
-	// One pass over the quotes (as scanKeys): most strings start with a
-	// letter no flag or "stream" starts with.
-	for k := nextQuoted(body, 0, &requestKeyFirst); k >= 0; k = nextQuoted(body, k, &requestKeyFirst) {
-		if requestKeyAt(body, k, askUsage) {
-			return false
-		}
-	}
-	return true
-}
-
-// requestKeyFirst marks the first letters of the flags and of "stream".
-var requestKeyFirst = [256]bool{'r': true, 'e': true, 's': true}
-
-// requestKeyAt reports whether the string starting at body[k] is a flag or,
-// when a stream may have to be asked for its usage, a "stream" key followed
-// by true (a request that says "stream": false, or nothing, need not be
-// parsed for stream_usage).
-func requestKeyAt(body []byte, k int, askUsage bool) bool {
-	rest := body[k:]
-	switch rest[0] {
-	case 'r':
-		return bytes.HasPrefix(rest, flagRunOnce) || bytes.HasPrefix(rest, flagFinalOnly)
-	case 'e':
-		return bytes.HasPrefix(rest, flagStructured)
-	}
-	if !askUsage || !bytes.HasPrefix(rest, keyStream) {
-		return false
-	}
-	j := len(keyStream)
-	for j < len(rest) && isJSONSpace(rest[j]) {
-		j++
-	}
-	if j == len(rest) || rest[j] != ':' {
-		return false
-	}
-	j++
-	for j < len(rest) && isJSONSpace(rest[j]) {
-		j++
-	}
-	return bytes.HasPrefix(rest[j:], []byte("true"))
-}
-
-var (
-	keyStream      = []byte(`stream"`)
-	flagRunOnce    = []byte(`run_once"`)
-	flagFinalOnly  = []byte(`return_final_only"`)
-	flagStructured = []byte(`enable_structured_output"`)
-)
-
-// RequestModel is the model RewriteRequest would find in body: its
-// top-level string "model" (the last copy when repeated), or "" when there
-// is none or body is not a JSON object.
-func RequestModel(body []byte) string {
-	s := unsafeString(body)
-	root, isObj := jsonObject(s)
-	if !isObj {
-		return ""
-	}
-	model := ""
-	root.ForEach(func(k, v gjson.Result) bool {
-		if k.Str == "model" && v.Type == gjson.String {
-			model = strings.Clone(v.Str)
-		}
-		return true
-	})
-	return model
 }

@@ -240,7 +240,7 @@ func checkRequestUnchanged(t *testing.T, body []byte, opts RequestOptions) {
 		return
 	}
 	res, ok := RewriteRequest(body, opts)
-	if res.Changed || res.RunOnce || res.Structured || !bytes.Equal(res.Body, body) {
+	if res.Changed || res.RunOnce || res.Structured || res.WithholdUsage || !res.Meta.Empty() || !bytes.Equal(res.Body, body) {
 		t.Fatalf("RequestUnchanged, yet RewriteRequest changed %s into %s", body, res.Body)
 	}
 	if m := RequestModel(body); m != res.Model || (!ok && m != "") {
@@ -255,12 +255,35 @@ var requestUnchangedSeeds = []string{
 	`{"model":"m","run_once":false}`, `{"return_final_only":true}`, `{"enable_structured_output":true,"model":"m"}`,
 	`{"\u0072un_once":true}`, `{"model":"caf\u00e9"}`, `{"model":"m","x":"run_once","y":"enable_structured_output"}`,
 	`"`, `{"a":"\"run_once\""}`,
+	// Streams, which the module asks for their usage unless they do.
+	`{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[]}`,
+	`{"stream":true,"stream_options":{"include_usage":false}}`,
+	`{"stream":true,"stream_options":{"include_usage":"true"}}`,
+	`{"stream":true,"stream_options":{"include_usage":true},"stream_options":{}}`,
+	`{"stream":true,"stream_options":{},"stream_options":{"include_usage":true}}`,
+	`{"stream":true,"stream_options":{"include_usage":false,"include_usage":true}}`,
+	`{"stream":true,"stream_options":{"x":{"include_usage":true}}}`,
+	`{"stream":true,"meta":{"stream_options":{"include_usage":true}}}`,
+	`{"stream":true,"stream_options":[{"include_usage":true}]}`,
+	`{"stream":true,"stream_options":{"include_usage":true}`,
+	`{"stream" : true , "stream_options" : { "include_usage" : true } }`,
+	`[{"stream":true,"stream_options":{"include_usage":true}}]`,
+}
+
+// requestUnchangedOpts are the options RequestUnchanged is held to
+// RewriteRequest under: structured mode, trimming, stream usage asked for.
+var requestUnchangedOpts = []RequestOptions{
+	{StructuredModels: []string{"*"}},
+	{MaxPromptChars: 1},
+	{StreamUsage: true},
+	{StreamUsage: true, StructuredModels: []string{"*"}},
 }
 
 func TestRequestUnchanged(t *testing.T) {
 	for _, s := range requestUnchangedSeeds {
-		checkRequestUnchanged(t, []byte(s), RequestOptions{StructuredModels: []string{"*"}})
-		checkRequestUnchanged(t, []byte(s), RequestOptions{MaxPromptChars: 1})
+		for _, opts := range requestUnchangedOpts {
+			checkRequestUnchanged(t, []byte(s), opts)
+		}
 	}
 	// Which bodies take the fast path at all: an answer of false is always
 	// safe, so check that the usual request does get true, and that every
@@ -283,6 +306,105 @@ func TestRequestUnchanged(t *testing.T) {
 	if RequestUnchanged([]byte(`{"model":"m"}`), RequestOptions{MaxPromptChars: 10}) {
 		t.Error("RequestUnchanged with trimming on")
 	}
+	// A chat stream is unchanged only when it already asks for its usage
+	// where RewriteRequest looks (its last top-level stream_options, that
+	// object's first include_usage, the literal true).
+	usage := RequestOptions{StreamUsage: true}
+	for s, want := range map[string]bool{
+		`{"model":"m","stream":true,"messages":[]}`:                                         false,
+		`{"model":"m","stream":false,"messages":[]}`:                                        true,
+		`{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[]}`: true,
+		`{"stream" : true , "stream_options" : { "include_usage" : true } }`:                true,
+		`{"stream":true,"stream_options":{"include_usage":false}}`:                          false,
+		`{"stream":true,"stream_options":{"include_usage":"true"}}`:                         false,
+		`{"stream":true,"stream_options":{"include_usage":true},"stream_options":{}}`:       false,
+		`{"stream":true,"stream_options":{},"stream_options":{"include_usage":true}}`:       true,
+		`{"stream":true,"stream_options":{"include_usage":false,"include_usage":true}}`:     false,
+		`{"stream":true,"stream_options":{"include_usage":true,"include_usage":false}}`:     true,
+		`{"stream":true,"stream_options":{"x":{"include_usage":true}}}`:                     false,
+		`{"stream":true,"meta":{"stream_options":{"include_usage":true}}}`:                  false,
+		`{"stream":true,"stream_options":{"include_usage":true}`:                            false, // not JSON
+		`[{"stream":true,"stream_options":{"include_usage":true}}]`:                         false,
+		`{"stream":true,"stream_options":{"include_usage":true},"run_once":true}`:           false,
+		`{"stream":true,"stream_options":{"include_usage":true},"x":"caf\u00e9"}`:           false,
+	} {
+		if got := RequestUnchanged([]byte(s), usage); got != want {
+			t.Errorf("RequestUnchanged(%s) with stream usage = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// requestModelGJSON is RequestModel as gjson reads it: the last top-level
+// "model" whose value is a string.
+func requestModelGJSON(body []byte) string {
+	root, isObj := jsonObject(string(body))
+	if !isObj {
+		return ""
+	}
+	model := ""
+	root.ForEach(func(k, v gjson.Result) bool {
+		if k.Str == "model" && v.Type == gjson.String {
+			model = v.Str
+		}
+		return true
+	})
+	return model
+}
+
+func TestRequestModel(t *testing.T) {
+	for _, s := range append(requestUnchangedSeeds,
+		`{"model":"a","model":2}`, `{"mo\u0064el":"escaped key"}`, `{"model":"tab\there"}`,
+		`{"model":{"model":"nested"}}`, ` {"model" : "spaced" } `, `{"model":null}`) {
+		if got, want := RequestModel([]byte(s)), requestModelGJSON([]byte(s)); got != want {
+			t.Errorf("RequestModel(%s) = %q, gjson reads %q", s, got, want)
+		}
+	}
+}
+
+// checkAskUsageOnly: where askUsageOnly answers, it answers what the
+// parsed reading does, byte for byte.
+func checkAskUsageOnly(t *testing.T, body []byte, opts RequestOptions) {
+	t.Helper()
+	fast, ok := askUsageOnly(body, opts)
+	if !ok {
+		return
+	}
+	want, wok := rewriteRequestParsed(body, opts)
+	if !wok || !bytes.Equal(fast.Body, want.Body) || fast.Changed != want.Changed || fast.Model != want.Model ||
+		fast.WithholdUsage != want.WithholdUsage || want.RunOnce || want.Structured || !want.Meta.Empty() {
+		t.Fatalf("askUsageOnly(%s) = %s (model %q, withhold %v); parsed: %s (model %q, withhold %v, ok %v)",
+			body, fast.Body, fast.Model, fast.WithholdUsage, want.Body, want.Model, want.WithholdUsage, wok)
+	}
+}
+
+var askUsageOnlySeeds = []string{
+	`{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"Hi"}]}`,
+	` { "stream" : true } `, `{"stream":true }`, "{\n\t\"stream\": true\n}\n", `{"stream":true,"stream":false}`,
+	`{"stream":false,"stream":true,"model":"a","model":1}`, `{"x":{"stream":true}}`, `{"stream":"true"}`,
+	`{"stream":true,"messages":[{"content":"run_once"}]}`, `{"stream":true,"run_once":false}`,
+	`{"stream":true,"stream_options":null}`, `{"stream":true,"x":"stream_options"}`, `{"stream":true`,
+}
+
+func TestAskUsageOnly(t *testing.T) {
+	opts := RequestOptions{StreamUsage: true}
+	for _, s := range askUsageOnlySeeds {
+		checkAskUsageOnly(t, []byte(s), opts)
+	}
+	// The usual stream takes it, and so does one with white space.
+	for _, s := range askUsageOnlySeeds[:4] {
+		if _, ok := askUsageOnly([]byte(s), opts); !ok {
+			t.Errorf("askUsageOnly(%s) did not answer", s)
+		}
+	}
+}
+
+func FuzzAskUsageOnly(f *testing.F) {
+	for _, s := range askUsageOnlySeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		checkAskUsageOnly(t, body, RequestOptions{StreamUsage: true})
+	})
 }
 
 func FuzzRequestUnchanged(f *testing.F) {
@@ -290,6 +412,11 @@ func FuzzRequestUnchanged(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		checkRequestUnchanged(t, body, RequestOptions{StructuredModels: []string{"*"}})
+		for _, opts := range requestUnchangedOpts {
+			checkRequestUnchanged(t, body, opts)
+		}
+		if got, want := RequestModel(body), requestModelGJSON(body); got != want {
+			t.Fatalf("RequestModel(%q) = %q, gjson reads %q", body, got, want)
+		}
 	})
 }

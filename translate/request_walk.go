@@ -1,0 +1,213 @@
+package translate
+
+// The requests that need no parse: every request is looked at before it
+// goes upstream, and most need nothing, or, for a chat stream, only to ask
+// for its usage. They are read here by a scan of their quotes and, where
+// that cannot answer, a walk of their top level (json_walk.go), so that
+// gjson's code stays off the way of a request to its first event
+// (BENCHMARKS.md, ninth round); every other request is RewriteRequest's
+// parse (request.go). Each answer is the one that parse would give, which
+// FuzzRequestUnchanged and FuzzAskUsageOnly hold them to.
+
+import (
+	"bytes"
+	"strings"
+)
+
+// RequestUnchanged reports that RewriteRequest would forward body
+// byte-identical and find no flag in it: prompt trimming is off and none of
+// the flags appears as a quoted key anywhere in it (nor could one be spelt
+// with \u escapes), and a chat stream that the module would ask for its
+// usage already asks for it. The caller then forwards body as it is and
+// reads its model with RequestModel only if it ever needs it, which spares
+// most requests the validation of their whole body before anything goes
+// upstream, and every request gjson's parse of it: a stream with
+// stream_options.include_usage (as the AI SDK's OpenAI provider sends
+// them) is validated and its top level walked, nothing more.
+func RequestUnchanged(body []byte, opts RequestOptions) bool {
+	if opts.MaxPromptChars > 0 || bytes.Contains(body, unicodeEscape) {
+		return false
+	}
+	askUsage := opts.StreamUsage && opts.Kind == RequestChat
+	stream := false
+	// One pass over the quotes (as scanKeys): most strings start with a
+	// letter no flag or "stream" starts with.
+	for k := nextQuoted(body, 0, &requestKeyFirst); k >= 0; k = nextQuoted(body, k, &requestKeyFirst) {
+		switch requestKeyAt(body, k, askUsage) {
+		case reqFlag:
+			return false
+		case reqStream:
+			stream = true
+		}
+	}
+	return !stream || asksStreamUsage(unsafeString(body))
+}
+
+// asksStreamUsage reports whether the request s is a JSON object that asks
+// for its stream's usage itself, as RewriteRequest reads it: its last
+// top-level stream_options is an object whose include_usage (the first, as
+// gjson's Get finds it) is true. s has no \u escapes (raw keys compare
+// exactly).
+func asksStreamUsage(s string) bool {
+	// Most streams that do not ask say nothing of stream_options: they go
+	// to RewriteRequest without a pass over the body here.
+	if !strings.Contains(s, keyStreamOptions) {
+		return false
+	}
+	top, ok := readRequestTop(s)
+	if !ok || top.streamOptions < 0 || s[top.streamOptions] != '{' {
+		return false
+	}
+	v, end, ok := walkMember(s, top.streamOptions, "include_usage")
+	return ok && s[v:end] == "true"
+}
+
+// askUsageOnly is RewriteRequest for the usual chat stream that does not
+// ask for its usage, without gjson: when the body holds no flag (nor a
+// \u escape), trimming is off and it says nothing of stream_options, and
+// its top level says "stream": true, the one change is stream_options
+// added at its end, byte for byte as sjson adds it (askStreamUsage). ok
+// is false when the request is not that one; RewriteRequest then reads it.
+func askUsageOnly(body []byte, opts RequestOptions) (res RequestResult, ok bool) {
+	if opts.Kind != RequestChat || !opts.StreamUsage || opts.MaxPromptChars > 0 ||
+		bytes.Contains(body, unicodeEscape) || strings.Contains(unsafeString(body), keyStreamOptions) {
+		return res, false
+	}
+	for k := nextQuoted(body, 0, &requestKeyFirst); k >= 0; k = nextQuoted(body, k, &requestKeyFirst) {
+		if requestKeyAt(body, k, false) == reqFlag {
+			return res, false
+		}
+	}
+	s := unsafeString(body)
+	top, ok := readRequestTop(s)
+	if !ok || !top.stream {
+		return res, false
+	}
+	return RequestResult{
+		Body:          appendMember(s, top.root, `"stream_options":{"include_usage":true}`),
+		Changed:       true,
+		Model:         strings.Clone(top.model),
+		WithholdUsage: true,
+	}, true
+}
+
+const keyStreamOptions = `"stream_options"`
+
+// appendMember returns the valid JSON object that starts at s[root], which
+// has members, with member (`"key":value`) added at its end, as sjson adds
+// a member an object lacks: the object from its '{' to its last '}', the
+// white space around it dropped, then a comma and the member.
+func appendMember(s string, root int, member string) []byte {
+	end := len(s) - 1
+	for s[end] != '}' {
+		end--
+	}
+	out := make([]byte, 0, end-root+len(member)+2)
+	out = append(out, s[root:end]...)
+	out = append(out, ',')
+	out = append(out, member...)
+	return append(out, '}')
+}
+
+// requestKeyFirst marks the first letters of the flags and of "stream".
+var requestKeyFirst = [256]bool{'r': true, 'e': true, 's': true}
+
+// What requestKeyAt finds.
+const (
+	reqNone   = iota
+	reqFlag   // a flag's key
+	reqStream // a "stream" key followed by true
+)
+
+// requestKeyAt tells whether the string starting at body[k] is a flag's key
+// or, when a stream may have to be asked for its usage, a "stream" key
+// followed by true (a request that says "stream": false, or nothing, need
+// not be looked at for stream_usage).
+func requestKeyAt(body []byte, k int, askUsage bool) int {
+	rest := body[k:]
+	switch rest[0] {
+	case 'r':
+		if bytes.HasPrefix(rest, flagRunOnce) || bytes.HasPrefix(rest, flagFinalOnly) {
+			return reqFlag
+		}
+		return reqNone
+	case 'e':
+		if bytes.HasPrefix(rest, flagStructured) {
+			return reqFlag
+		}
+		return reqNone
+	}
+	if !askUsage || !bytes.HasPrefix(rest, keyStream) {
+		return reqNone
+	}
+	j := len(keyStream)
+	for j < len(rest) && isJSONSpace(rest[j]) {
+		j++
+	}
+	if j == len(rest) || rest[j] != ':' {
+		return reqNone
+	}
+	j++
+	for j < len(rest) && isJSONSpace(rest[j]) {
+		j++
+	}
+	if bytes.HasPrefix(rest[j:], []byte("true")) {
+		return reqStream
+	}
+	return reqNone
+}
+
+var (
+	keyStream      = []byte(`stream"`)
+	flagRunOnce    = []byte(`run_once"`)
+	flagFinalOnly  = []byte(`return_final_only"`)
+	flagStructured = []byte(`enable_structured_output"`)
+)
+
+// RequestModel is the model RewriteRequest would find in body: its
+// top-level string "model" (the last copy when repeated), or "" when there
+// is none or body is not a JSON object. Every stream whose request went
+// upstream unchanged asks for it once (the model of a chunk made up before
+// any came).
+func RequestModel(body []byte) string {
+	top, ok := readRequestTop(unsafeString(body))
+	if !ok {
+		return ""
+	}
+	return strings.Clone(top.model) // the body is the caller's buffer
+}
+
+// requestTop is the top level of a request as RewriteRequest's pass over
+// it reads it (gjson's ForEach: the last copy of a repeated key counts).
+type requestTop struct {
+	root          int    // where the object starts
+	model         string // the last "model" that is a string (a view of the body)
+	stream        bool   // the last "stream" is true
+	streamOptions int    // where the last "stream_options" value starts; -1: none
+}
+
+// readRequestTop reads the top level of the request s; ok is false when s
+// is not a JSON object.
+func readRequestTop(s string) (t requestTop, ok bool) {
+	if !ValidJSON(s) {
+		return t, false
+	}
+	t.root, t.streamOptions = walkSpace(s, 0), -1
+	if s[t.root] != '{' {
+		return t, false
+	}
+	it := iterAt(s, t.root)
+	for k, v, more := it.next(); more; k, v, more = it.next() {
+		switch {
+		case keyIs(k, "model"):
+			if m, isStr := strAt(s, v); isStr {
+				t.model = m
+			}
+		case keyIs(k, "stream"):
+			t.stream = strings.HasPrefix(s[v:], "true")
+		case keyIs(k, "stream_options"):
+			t.streamOptions = v
+		}
+	}
+	return t, true
+}
