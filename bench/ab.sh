@@ -28,8 +28,10 @@
 # '*translate.(*JSONReplyParts).Rewrite'), over one run of each alternative
 # of the bench regexp (-benchtime 2x: three iterations). A reply handled with cold caches
 # pays a memory access for each line and a page walk for each page, which
-# the in-process timings never show (BENCHMARKS.md, eighth round); the
-# count is exact and repeatable.
+# the in-process timings never show (BENCHMARKS.md, eighth round). The
+# count does not depend on the machine's load, but callgrind loses the
+# toggle when a goroutine's stack moves: the same binary can count tens of
+# lines more in one run than in the next.
 set -euo pipefail
 
 rounds=5 bench=. benchtime=1s pkg=caddymodule icount= iters=100000 footfn=
