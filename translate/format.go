@@ -241,10 +241,10 @@ type firstEvent struct {
 }
 
 // readFirstEvent reads the first event's data of every stream, once, in
-// one pass that validates it and one walk over its top level (json_walk.go):
-// with gjson's Get, as before, its code was one more cold stretch on the way
-// to the first event (BENCHMARKS.md, ninth round). It answers as gjson's
-// Get would on the valid JSON object the data must be.
+// one pass that validates it and one walk over its top level (json_walk.go).
+// It was read with gjson's Get, whose code was then one more cold stretch
+// on the way to the first event (BENCHMARKS.md, ninth round); it answers as
+// gjson's Get would on the valid JSON object the data must be.
 func readFirstEvent(data []byte) (ev firstEvent) {
 	trimmed := bytes.TrimSpace(data)
 	s := unsafeString(trimmed)

@@ -21,9 +21,9 @@ import (
 // usage already asks for it. The caller then forwards body as it is and
 // reads its model with RequestModel only if it ever needs it, which spares
 // most requests the validation of their whole body before anything goes
-// upstream, and every request gjson's parse of it: a stream with
-// stream_options.include_usage (as the AI SDK's OpenAI provider sends
-// them) is validated and its top level walked, nothing more.
+// upstream; a chat stream with stream_options.include_usage (as the AI
+// SDK's OpenAI provider sends them) is validated and its top level walked,
+// not parsed.
 func RequestUnchanged(body []byte, opts RequestOptions) bool {
 	if opts.MaxPromptChars > 0 || bytes.Contains(body, unicodeEscape) {
 		return false

@@ -9,7 +9,9 @@
 // and as JSON replies (about -json-bytes), each without and with tool
 // calls; and the Vercel AI SDK data stream and UI message stream, which
 // llm_meta converts into chat chunks and plain reverse_proxy passes as they
-// are. Each Caddy runs in its own subprocess (this program run again with
+// are. The first mode's short streams are the one exception to "no pacing":
+// their upstream waits after the first event, so that its time is measured
+// with the Caddy under test far from saturated. Each Caddy runs in its own subprocess (this program run again with
 // -role=caddy, or the binary given by -caddy), so that its CPU time and
 // memory can be read from /proc.
 //

@@ -10,7 +10,8 @@ import (
 // upstream is the gateway stand-in, in this process: no pacing, every part
 // of a stream written and flushed on its own. The request header
 // X-Bench-Workload says which workload's reply to send (the module and
-// reverse_proxy forward it as it is).
+// reverse_proxy forward it as it is); X-Bench-Hold, how long to wait after
+// the first part (the first mode's streams).
 type upstream struct {
 	loads []*workload
 	// idleEvent is what an idle stream (X-Bench-Idle) sends before it
