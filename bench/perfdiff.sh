@@ -9,9 +9,10 @@
 # that differ most, each side's CPU per request (or per event) in µs: by
 # part of the process first (request goroutine, transport loops, GC,
 # sysmon, scheduler: work that moved between them shows as added on one
-# and saved on the other), then inclusive, then the functions' own time. Each side's samples are
-# scaled so that they add up to the Caddy CPU per request that bench/e2e
-# measured for it; the figures are as steady as that run.
+# and saved on the other), then inclusive, then the functions' own time.
+# Each side's samples are scaled so that they add up to the Caddy CPU per
+# request that bench/e2e measured for it; the figures are as steady as
+# that run.
 #
 # Needs perf (linux-perf) and the right to record the two processes (root,
 # or kernel.perf_event_paranoid <= 1).

@@ -11,9 +11,9 @@
 // llm_meta converts into chat chunks and plain reverse_proxy passes as they
 // are. The first mode's short streams are the one exception to "no pacing":
 // their upstream waits after the first event, so that its time is measured
-// with the Caddy under test far from saturated. Each Caddy runs in its own subprocess (this program run again with
-// -role=caddy, or the binary given by -caddy), so that its CPU time and
-// memory can be read from /proc.
+// with the Caddy under test far from saturated. Each Caddy runs in its own
+// subprocess (this program run again with -role=caddy, or the binary given
+// by -caddy), so that its CPU time and memory can be read from /proc.
 //
 // Before measuring, a self-check sends one request of every workload
 // through each Caddy and stops the run unless plain passed the bytes
