@@ -28,19 +28,24 @@ func RequestUnchanged(body []byte, opts RequestOptions) bool {
 	if opts.MaxPromptChars > 0 || bytes.Contains(body, unicodeEscape) {
 		return false
 	}
-	askUsage := opts.StreamUsage && opts.Kind == RequestChat
-	stream := false
-	// One pass over the quotes (as scanKeys): most strings start with a
-	// letter no flag or "stream" starts with.
+	flag, stream := requestKeys(body, opts.StreamUsage && opts.Kind == RequestChat)
+	return !flag && (!stream || asksStreamUsage(unsafeString(body)))
+}
+
+// requestKeys looks for the flags' keys in body and, when askUsage, for a
+// "stream" key followed by true, in one pass over its quotes (as scanKeys:
+// most strings start with a letter no flag or "stream" starts with). It
+// stops at the first flag.
+func requestKeys(body []byte, askUsage bool) (flag, stream bool) {
 	for k := nextQuoted(body, 0, &requestKeyFirst); k >= 0; k = nextQuoted(body, k, &requestKeyFirst) {
 		switch requestKeyAt(body, k, askUsage) {
 		case reqFlag:
-			return false
+			return true, stream
 		case reqStream:
 			stream = true
 		}
 	}
-	return !stream || asksStreamUsage(unsafeString(body))
+	return false, stream
 }
 
 // asksStreamUsage reports whether the request s is a JSON object that asks
@@ -73,10 +78,8 @@ func askUsageOnly(body []byte, opts RequestOptions) (res RequestResult, ok bool)
 		bytes.Contains(body, unicodeEscape) || strings.Contains(unsafeString(body), keyStreamOptions) {
 		return res, false
 	}
-	for k := nextQuoted(body, 0, &requestKeyFirst); k >= 0; k = nextQuoted(body, k, &requestKeyFirst) {
-		if requestKeyAt(body, k, false) == reqFlag {
-			return res, false
-		}
+	if flag, stream := requestKeys(body, true); flag || !stream {
+		return res, false // a flag, or no "stream": true anywhere
 	}
 	s := unsafeString(body)
 	top, ok := readRequestTop(s)
