@@ -393,6 +393,43 @@ func BenchmarkSSEPassthrough(b *testing.B) {
 	}
 }
 
+// BenchmarkSSEBatched is BenchmarkSSEPassthrough with the stream written
+// in pieces of up to 32 KiB, as reverse_proxy reads it from an upstream that
+// is ahead of it (a loaded Caddy reads many events at a time): the first
+// write, which the format is decided on, holds some 170 events.
+func BenchmarkSSEBatched(b *testing.B) {
+	for _, n := range benchEventCounts {
+		b.Run("events="+strconv.Itoa(n), func(b *testing.B) {
+			runBench(b, n, func(n int) *benchCase {
+				evs := benchSSEStream(n)
+				whole := bytes.Join(evs, nil)
+				return &benchCase{reqBody: []byte(benchChatRequest), reply: benchSSEReply(benchBatch(evs, 32<<10)), events: len(evs),
+					check: func(tb testing.TB, out *benchSink) {
+						if want := int64(len(whole)); out.n != want {
+							tb.Fatalf("pass-through wrote %d bytes, want %d", out.n, want)
+						}
+					}}
+			})
+		})
+	}
+}
+
+// benchBatch joins events into writes of at most max bytes (an event
+// larger than max is a write of its own).
+func benchBatch(evs [][]byte, max int) (writes [][]byte) {
+	var cur []byte
+	for _, ev := range evs {
+		if len(cur) > 0 && len(cur)+len(ev) > max {
+			writes, cur = append(writes, cur), nil
+		}
+		cur = append(cur, ev...)
+	}
+	if len(cur) > 0 {
+		writes = append(writes, cur)
+	}
+	return writes
+}
+
 // BenchmarkSSEAsksUsage is BenchmarkSSEPassthrough (100 events) for a
 // client that asks for the stream's usage itself, as the AI SDK's OpenAI
 // provider does: the request goes upstream as it came.

@@ -159,11 +159,10 @@ func DetectStart(f Format, held []byte, max int, end bool, convert bool) (Format
 // last event is), and whether it ends within the first max bytes. Events
 // without data before it (comments, a lone retry:) are passed over.
 func firstEventData(b []byte, max int, end bool) (data []byte, complete, within bool) {
-	var g eventGrab
-	s := SSESplitter{Max: max + len(b) + 1}
-	s.Feed(b, &g)
+	g := eventGrab{split: SSESplitter{Max: max + len(b) + 1}}
+	g.split.Feed(b, &g)
 	if !g.done && end {
-		s.Close(&g)
+		g.split.Close(&g)
 	}
 	if g.done {
 		return g.data, true, g.end <= max
@@ -172,12 +171,15 @@ func firstEventData(b []byte, max int, end bool) (data []byte, complete, within 
 }
 
 // eventGrab keeps the data of the first event that has any, where the
-// events without data before it end (lead), and where it ends (end).
+// events without data before it end (lead), and where it ends (end). It
+// halts its splitter there: the first write of a stream can hold a few
+// hundred events, which the stream's own pipeline splits next.
 type eventGrab struct {
-	data []byte
-	lead int // bytes of the complete events before it (all of them, until it comes)
-	end  int // bytes of the events up to and including it
-	done bool
+	data  []byte
+	lead  int // bytes of the complete events before it (all of them, until it comes)
+	end   int // bytes of the events up to and including it
+	done  bool
+	split SSESplitter // the splitter feeding it (one allocation for both), halted once done
 }
 
 func (g *eventGrab) Event(raw []byte) {
@@ -190,6 +192,7 @@ func (g *eventGrab) Event(raw []byte) {
 	// so data stays valid after the call.
 	if data, ok, _ := EventData(raw, nil); ok {
 		g.data, g.done = data, true
+		g.split.halted = true
 		return
 	}
 	g.lead = g.end
@@ -310,8 +313,7 @@ func LeadingEventsWithoutData(f Format, b []byte) int {
 	if f != FormatSniffEvents {
 		return 0
 	}
-	var g eventGrab
-	s := SSESplitter{Max: len(b) + 1}
-	s.Feed(b, &g)
+	g := eventGrab{split: SSESplitter{Max: len(b) + 1}}
+	g.split.Feed(b, &g)
 	return g.lead
 }

@@ -165,6 +165,23 @@ func TestLeadingEventsWithoutData(t *testing.T) {
 	}
 }
 
+// The first event with data ends the grab's work: what follows it in the
+// write (a loaded upstream's first write holds hundreds of events) is
+// neither split nor kept, and the first event is the same whatever follows.
+func TestEventGrabHalts(t *testing.T) {
+	for _, tail := range []string{"", "data: b\n\n", "data: b\n\ndata: unfinished", "data: unfinished", "\r"} {
+		body := ": ping\r\n\r\ndata: a\n\n" + tail
+		g := eventGrab{split: SSESplitter{Max: len(body) + 1}}
+		g.split.Feed([]byte(body), &g)
+		if !g.done || string(g.data) != "a" || g.lead != len(": ping\r\n\r\n") || g.end != len(": ping\r\n\r\ndata: a\n\n") {
+			t.Errorf("%q: data %q (done %v), lead %d, end %d", body, g.data, g.done, g.lead, g.end)
+		}
+		if g.split.Pending() {
+			t.Errorf("%q: the splitter kept the bytes after the first event", body)
+		}
+	}
+}
+
 func TestIsResponsesAndAnthropicEvent(t *testing.T) {
 	for data, want := range map[string][2]bool{
 		`{"type":"response.created"}`:                  {true, false},

@@ -50,6 +50,12 @@ type SSESplitter struct {
 	data      []byte
 	dataBOM   bool
 	hinted    bool // Event is being given such an event
+
+	// halted is set by a handler that has what it wanted (eventGrab):
+	// Feed returns after the event it was given, so that the rest of a
+	// large write is not split for nothing. A halted splitter is not fed
+	// again.
+	halted bool
 }
 
 // NewSSESplitter returns a splitter for events of at most max bytes.
@@ -135,6 +141,9 @@ func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
 		}
 		start = i
 		s.dataLines, s.data, s.dataBOM = 0, nil, false
+		if s.halted {
+			return
+		}
 	}
 	s.data = nil // the event goes on in the next Feed: Data will not be asked
 	s.keep(p[start:], h)
