@@ -203,8 +203,20 @@ func startCaddy(name, upstream string, withModule bool, profile string) (*caddyP
 	if err != nil {
 		return nil, err
 	}
+	if *flagPin {
+		cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(caddyCPUs.Count()))
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
+	}
+	if *flagPin {
+		// Now and once it listens: a thread the runtime made while the
+		// first pass ran may have inherited the old set.
+		if err := pinProcess(cmd.Process.Pid, &caddyCPUs); err != nil {
+			cmd.Process.Kill()
+			return nil, err
+		}
+		defer pinProcess(cmd.Process.Pid, &caddyCPUs)
 	}
 	p := &caddyProc{name: name, url: "http://" + addr, cmd: cmd, in: in, dir: dir, stats: *flagCaddy == ""}
 	if *flagNice != 0 {

@@ -76,6 +76,7 @@ var (
 	flagProfile   = flag.String("cpuprofile", "", "write CPU and allocation profiles of the two Caddy processes (over every workload measured) into this folder: plain.pprof, llm_meta.pprof, *.allocs.pprof")
 	flagTrace     = flag.Bool("trace", false, "with -cpuprofile, also write a runtime execution trace of each Caddy process into the folder (plain.trace, llm_meta.trace): go tool trace -pprof=sched|sync|syscall|net FILE shows where goroutines waited")
 	flagVerbose   = flag.Bool("v", false, "print every figure of every workload, not only the table")
+	flagPin       = flag.Bool("pin", false, "run the Caddy processes on the last CPU (GOMAXPROCS 1) and this program on the others, so that the Caddy measured does not share a core's caches with the load generator (pin.go); the targets are judged unpinned")
 )
 
 func main() {
@@ -97,6 +98,15 @@ func run() error {
 	if *flagNice != 0 {
 		if err := renice(os.Getpid(), *flagNice); err != nil {
 			return fmt.Errorf("-nice %d: %v", *flagNice, err)
+		}
+	}
+	if *flagPin {
+		var err error
+		if caddyCPUs, loadCPUs, err = pinSets(); err != nil {
+			return err
+		}
+		if err := pinSelf(&loadCPUs); err != nil {
+			return err
 		}
 	}
 	// The load generator and the upstream share the machine with Caddy: keep
@@ -309,10 +319,16 @@ func machine() map[string]string {
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		m["loadavg_at_start"] = strings.TrimSpace(string(b))
 	}
+	if *flagPin {
+		m["pinned"] = fmt.Sprintf("Caddys on CPUs %s, clients and upstream on CPUs %s", cpuList(&caddyCPUs), cpuList(&loadCPUs))
+	}
 	return m
 }
 
 func printMachine() {
 	m := machine()
 	fmt.Printf("machine: %s, %s CPUs, %s; load average at start %s\n", m["cpu"], m["nproc"], m["go"], m["loadavg_at_start"])
+	if p := m["pinned"]; p != "" {
+		fmt.Printf("pinned (-pin): %s\n", p)
+	}
 }
