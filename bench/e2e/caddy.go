@@ -254,6 +254,13 @@ func (p *caddyProc) stop() {
 // renice sets the nice value of every thread of process pid (on Linux the
 // value is per thread; threads made later inherit it from their maker).
 func renice(pid, nice int) error {
+	return eachThread(pid, func(tid int) error {
+		return syscall.Setpriority(syscall.PRIO_PROCESS, tid, nice)
+	})
+}
+
+// eachThread calls f with each thread of process pid, until f fails.
+func eachThread(pid int, f func(tid int) error) error {
 	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
 	if err != nil {
 		return err
@@ -263,7 +270,7 @@ func renice(pid, nice int) error {
 		if err != nil {
 			continue
 		}
-		if err := syscall.Setpriority(syscall.PRIO_PROCESS, tid, nice); err != nil {
+		if err := f(tid); err != nil {
 			return err
 		}
 	}

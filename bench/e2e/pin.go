@@ -45,18 +45,14 @@ func pinSets() (caddy, load unix.CPUSet, err error) {
 // pinProcess sets the CPUs of every thread of process pid (affinity is per
 // thread on Linux; threads made later inherit their maker's).
 func pinProcess(pid int, set *unix.CPUSet) error {
-	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	err := eachThread(pid, func(tid int) error {
+		if err := unix.SchedSetaffinity(tid, set); err != nil && err != unix.ESRCH { // ESRCH: the thread has ended
+			return fmt.Errorf("thread %d: %w", tid, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("-pin: %w", err)
-	}
-	for _, t := range tasks {
-		tid, err := strconv.Atoi(t.Name())
-		if err != nil {
-			continue
-		}
-		if err := unix.SchedSetaffinity(tid, set); err != nil && err != unix.ESRCH {
-			return fmt.Errorf("-pin: thread %d: %w", tid, err)
-		}
 	}
 	return nil
 }
