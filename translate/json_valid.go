@@ -184,7 +184,9 @@ func stringStops(x uint64) uint64 {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	c := x ^ (lo * 0x02)
 	b := x ^ (lo * '\\')
-	return ((c-lo*0x21)&^c | (b-lo)&^b) & hi
+	// A byte of 0x80 or above has its high bit set in c and b alike, as in
+	// x: one mask clears both tests' flags there.
+	return ((c - lo*0x21) | (b - lo)) &^ x & hi
 }
 
 func isHex(c byte) bool {

@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"math/bits"
+	"math/rand"
 	"strings"
 	"testing"
 
@@ -89,5 +91,53 @@ func BenchmarkValidJSON(b *testing.B) {
 				gjson.Valid(c.doc)
 			}
 		})
+	}
+}
+
+// TestStringStopsFirstByte: the lowest byte stringStops flags in a word is
+// the first quote, backslash or control character, whatever the other
+// bytes are (below 0x20, 0x20–0x22, 0x5c, 0x80 and above, the bytes around
+// each), and a word with none of them is not flagged at all. Every byte
+// value at every offset, among several fillers, then words drawn at random
+// from the bytes near the edges of each test.
+func TestStringStopsFirstByte(t *testing.T) {
+	first := func(w []byte) int {
+		for i, c := range w {
+			if c == '"' || c == '\\' || c < 0x20 {
+				return i
+			}
+		}
+		return 8
+	}
+	check := func(w []byte) {
+		t.Helper()
+		got := 8
+		if m := stringStops(load64(string(w), 0)); m != 0 {
+			got = bits.TrailingZeros64(m) >> 3
+		}
+		if want := first(w); got != want {
+			t.Fatalf("stringStops(% x): first stop at %d, want %d", w, got, want)
+		}
+	}
+	fillers := []byte{'a', ' ', '!', '#', '[', ']', 0x7f, 0x80, 0xa1, 0xdc, 0xff}
+	w := make([]byte, 8)
+	for _, f := range fillers {
+		for pos := range 8 {
+			for b := range 256 {
+				for i := range w {
+					w[i] = f
+				}
+				w[pos] = byte(b)
+				check(w)
+			}
+		}
+	}
+	edges := []byte{0x00, 0x01, 0x1f, 0x20, 0x21, 0x22, 0x23, 0x5b, 0x5c, 0x5d, 0x7f, 0x80, 0x81, 0x9f, 0xa0, 0xa1, 0xa2, 0xa3, 0xdc, 0xfe, 0xff, 'a'}
+	rng := rand.New(rand.NewSource(9))
+	for range 200000 {
+		for i := range w {
+			w[i] = edges[rng.Intn(len(edges))]
+		}
+		check(w)
 	}
 }
