@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 )
@@ -354,18 +355,29 @@ func TestTimingThroughCaddy(t *testing.T) {
 		up.mu.Lock()
 		up.ctype, up.response = "application/json", `{"choices":[{"index":0,"message":{"role":"assistant","content":"hi"}}]}`
 		up.mu.Unlock()
+		sent := time.Now()
 		_, _, got := postEndpoint(t, base, "/v1/chat/completions", `{"model":"m","messages":[]}`)
+		took := time.Since(sent).Milliseconds()
 		on := cfg != `{}`
 		if has := gjson.GetBytes(got, "meta.timing.total_ms").Type == gjson.Number; has != on {
 			t.Errorf("%s, JSON: meta.timing %v: %s", cfg, has, got)
 		}
+		// Measured from the request's start: never more than the client saw.
+		if ms := gjson.GetBytes(got, "meta.timing.total_ms").Int(); ms < 0 || ms > took {
+			t.Errorf("%s, JSON: total_ms %d, the client waited %d ms", cfg, ms, took)
+		}
 		up.mu.Lock()
 		up.ctype, up.response = "text/event-stream", `data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}`+"\n\ndata: [DONE]\n\n"
 		up.mu.Unlock()
+		sent = time.Now()
 		_, _, got = postEndpoint(t, base, "/v1/chat/completions", `{"model":"m","stream":true,"messages":[]}`)
+		took = time.Since(sent).Milliseconds()
 		meta := streamMeta(parseClientEvents(got))
 		if has := gjson.GetBytes(meta, "timing.first_token_ms").Type == gjson.Number && gjson.GetBytes(meta, "timing.total_ms").Type == gjson.Number; has != on {
 			t.Errorf("%s, stream: meta %s", cfg, meta)
+		}
+		if first, total := gjson.GetBytes(meta, "timing.first_token_ms").Int(), gjson.GetBytes(meta, "timing.total_ms").Int(); first < 0 || first > total || total > took {
+			t.Errorf("%s, stream: first_token_ms %d, total_ms %d, the client waited %d ms", cfg, first, total, took)
 		}
 	}
 }

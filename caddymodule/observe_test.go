@@ -21,6 +21,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/llm-meta/llm_meta/httpmeta"
 )
 
 const (
@@ -38,7 +40,11 @@ func TestLogsNeverHoldContent(t *testing.T) {
 	defer cancel()
 	must(t, h.Provision(ctx), "provision")
 	core, logs := observer.New(zapcore.DebugLevel)
-	h.core.Logger = zap.New(core)
+	// Made again with the debug logger, as Caddy makes it when the log
+	// level is debug: the handler reads the clock only then.
+	cfg := h.core.Config
+	cfg.Logger = zap.New(core)
+	h.core = httpmeta.New(cfg)
 
 	big := strings.Repeat("x", 2000) // over max_event_bytes: a fallback
 	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
@@ -77,6 +83,9 @@ func TestLogsNeverHoldContent(t *testing.T) {
 				if _, ok := f[k]; !ok {
 					t.Errorf("reply line lacks %s: %v", k, f)
 				}
+			}
+			if d, _ := f["duration"].(time.Duration); d <= 0 {
+				t.Errorf("reply line's duration %v: the request was not timed", f["duration"])
 			}
 		case e.Level == zapcore.WarnLevel:
 			warnings++

@@ -12,7 +12,7 @@ import (
 // formatOf reads the format from the headers alone (translate's mode
 // table, SPEC 4).
 func (rw *responseWriter) formatOf(hdr http.Header) translate.Format {
-	mt, _ := parseMediaType(hdr.Get("Content-Type"))
+	mt, _ := parseMediaType(canonicalHeader(hdr, "Content-Type"))
 	return translate.DetectHeaders(translate.ReplyHeaders{
 		MediaType:  mt,
 		DataStream: canonicalHeader(hdr, "X-Vercel-Ai-Data-Stream"),
@@ -22,7 +22,9 @@ func (rw *responseWriter) formatOf(hdr http.Header) translate.Format {
 
 // canonicalHeader is hdr.Get for a key already in canonical form, without
 // Get's canonicalisation of it on every call (which allocates for keys such
-// as X-Vercel-AI-…).
+// as X-Vercel-AI-…, and costs a pass over the key for any other). Headers
+// net/http parsed, and those set through Header's methods, are stored
+// under canonical keys.
 func canonicalHeader(hdr http.Header, key string) string {
 	if v := hdr[key]; len(v) > 0 {
 		return v[0]
@@ -38,7 +40,7 @@ func (rw *responseWriter) untouchable() bool {
 		rw.status == http.StatusPartialContent {
 		return true
 	}
-	ce := rw.Header().Get("Content-Encoding")
+	ce := canonicalHeader(rw.Header(), "Content-Encoding")
 	return ce != "" && !strings.EqualFold(ce, "identity")
 }
 

@@ -12,6 +12,7 @@ import (
 	"net/http"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/llm-meta/llm_meta/openclaw"
 	"github.com/llm-meta/llm_meta/translate"
@@ -102,13 +103,18 @@ type Next interface {
 // Handler is llm_meta over net/http. Make it with New.
 type Handler struct {
 	Config
-	warn func(reason string) // fallback, bound once: a method value allocates each time it is made
+	warn  func(reason string) // fallback, bound once: a method value allocates each time it is made
+	clock bool                // a request's start is read: meta.timing, or the debug line's duration
 }
 
 // New returns a handler for c.
 func New(c Config) *Handler {
 	h := &Handler{Config: c}
 	h.warn = h.fallback
+	// Reading the clock costs a request about as much as a header look-up;
+	// only these two read what it gives. (Caddy makes a new handler when
+	// its log level changes.)
+	h.clock = c.Timing || c.Logger != nil && c.Logger.Core().Enabled(zapcore.DebugLevel)
 	return h
 }
 

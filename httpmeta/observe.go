@@ -123,6 +123,10 @@ func (rw *responseWriter) logDone() {
 		return
 	}
 	if c := h.Logger.Check(zapcore.DebugLevel, "llm_meta reply"); c != nil {
+		var took time.Duration // 0 when debug logging came on after the handler was made (h.clock)
+		if !rw.x.start.IsZero() {
+			took = time.Since(rw.x.start)
+		}
 		c.Write(
 			zap.String("mode", st.Mode().String()),
 			zap.String("format", rw.format.String()),
@@ -132,7 +136,7 @@ func (rw *responseWriter) logDone() {
 			zap.Int("tools", len(rw.x.reply.Meta.Tools())),
 			zap.Int64("bytes_in", rw.bytesIn),
 			zap.Int64("bytes_out", rw.bytesOut),
-			zap.Duration("duration", time.Since(rw.x.start)),
+			zap.Duration("duration", took),
 		)
 	}
 }

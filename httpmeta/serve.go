@@ -55,9 +55,9 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, next Next) error
 	}
 	// Read identity bodies from the upstream (SPEC 2); encode in front of us
 	// still compresses towards the client.
-	r.Header.Del("Accept-Encoding")
+	delete(r.Header, "Accept-Encoding")
 	if x.runOnce {
-		x.plainText = prefersText(r.Header.Get("Accept"))
+		x.plainText = prefersText(canonicalHeader(r.Header, "Accept"))
 		x.reply.WantContent = true
 		x.reply.MaxContent = int(h.MaxBufferBytes)
 	}
@@ -106,7 +106,10 @@ type lasting struct {
 
 func (h *Handler) newExchange() *Exchange {
 	st := exchanges.Get().(*Exchange)
-	st.x.h, st.x.start = h, time.Now()
+	st.x.h = h
+	if h.clock {
+		st.x.start = time.Now()
+	}
 	st.x.last = &lasting{view: View{ex: st}}
 	return st
 }
@@ -130,7 +133,7 @@ func (st *Exchange) writer(w http.ResponseWriter, r *http.Request) *responseWrit
 
 // prepareRequest applies SPEC 2 and 3 to an ordinary POST.
 func (h *Handler) prepareRequest(r *http.Request, x *exchange) {
-	if !isJSONContentType(r.Header.Get("Content-Type")) {
+	if !isJSONContentType(canonicalHeader(r.Header, "Content-Type")) {
 		return
 	}
 	body, whole := h.readBody(r, &x.last.body)
@@ -138,7 +141,7 @@ func (h *Handler) prepareRequest(r *http.Request, x *exchange) {
 		return
 	}
 	opts := h.Request
-	opts.Kind = translate.RequestKindOf(r.URL.Path, r.Header.Get("Anthropic-Version") != "")
+	opts.Kind = translate.RequestKindOf(r.URL.Path, canonicalHeader(r.Header, "Anthropic-Version") != "")
 	sent := body // the body as it goes upstream
 	if h.OpenClaw != nil {
 		defer func() { x.openClawKey = h.OpenClaw.PrepareSession(r, sent) }()
