@@ -42,6 +42,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/llm-meta/llm_meta/httpmeta"
 )
 
 // benchSink is the client end: a minimal http.ResponseWriter with
@@ -177,8 +179,11 @@ func newBenchHandler(tb testing.TB) *Handler {
 	must(tb, h.Validate(), "validate")
 	// Production logging: info level, to nowhere. (A bare caddy.Context
 	// gives a development logger at debug level, which would time zap
-	// writing a debug line per request instead of the handler.)
-	h.core.Logger = zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.InfoLevel))
+	// writing a debug line per request instead of the handler.) The
+	// handler is made again with it, as Caddy makes it with its logger.
+	cfg := h.core.Config
+	cfg.Logger = zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.InfoLevel))
+	h.core = httpmeta.New(cfg)
 	return h
 }
 
