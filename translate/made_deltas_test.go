@@ -90,8 +90,8 @@ func TestMadeDeltasSameAsRead(t *testing.T) {
 					}
 				}
 				fast, read, fr, rr, fs, rs := convertBothWays(t, c.f, []byte(c.in), pieces, setup)
-				// The two runs' timing figures are the clock's: a loaded
-				// machine can take a millisecond between them.
+				// Each run's timing figures are its own clock readings: on a
+				// loaded machine one run can take a millisecond more.
 				fast, read = clockFree(fast), clockFree(read)
 				if fast != read {
 					t.Fatalf("input %d, %s, pieces %v: the client got\n%s\nwant\n%s", i, name, pieces, fast, read)
