@@ -381,3 +381,30 @@ func TestTimingThroughCaddy(t *testing.T) {
 		}
 	}
 }
+
+// TestAnthropicVersionHeaderKind: a request whose path does not end in
+// /messages is an Anthropic request when it carries an anthropic-version
+// header (SPEC 4.5): stream_usage, for chat requests only, leaves its body
+// as it came; the same request without the header gains stream_options.
+func TestAnthropicVersionHeaderKind(t *testing.T) {
+	up := &recordingUpstream{ctype: "text/event-stream", response: "data: [DONE]\n\n"}
+	base := startEndpoints(t, `{}`, up)
+	const body = `{"model":"m","stream":true,"max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`
+	for _, c := range []struct {
+		hdr       []string
+		wantUsage bool
+	}{
+		{[]string{"anthropic-version", "2023-06-01"}, false},
+		{nil, true},
+	} {
+		up.reset()
+		postEndpoint(t, base, "/v1/chat/completions", body, c.hdr...)
+		_, sent, calls := up.sent(t)
+		if calls != 1 {
+			t.Fatalf("header %v: upstream called %d times", c.hdr, calls)
+		}
+		if _, has := sent["stream_options"]; has != c.wantUsage {
+			t.Errorf("header %v: stream_options sent %v, want %v: %v", c.hdr, has, c.wantUsage, sent)
+		}
+	}
+}
