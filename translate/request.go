@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -92,6 +93,7 @@ func rewriteRequestParsed(body []byte, opts RequestOptions) (res RequestResult, 
 	var values [3]gjson.Result
 	var stream bool
 	var streamOptions gjson.Result
+	var streamOptionsCopies int
 	var model gjson.Result
 	root.ForEach(func(k, v gjson.Result) bool {
 		for i, f := range requestFlags {
@@ -109,6 +111,7 @@ func rewriteRequestParsed(body []byte, opts RequestOptions) (res RequestResult, 
 			stream = v.Type == gjson.True
 		case "stream_options":
 			streamOptions = v
+			streamOptionsCopies++
 		}
 		return true
 	})
@@ -127,8 +130,8 @@ func rewriteRequestParsed(body []byte, opts RequestOptions) (res RequestResult, 
 	if opts.Kind != RequestChat {
 		return res, true // the flags removed, nothing else changes
 	}
-	if opts.StreamUsage && stream && streamOptions.Get("include_usage").Type != gjson.True {
-		if next, err := askStreamUsage(res.Body, streamOptions); err == nil {
+	if opts.StreamUsage && stream && !asksUsage(streamOptions) {
+		if next, err := askStreamUsage(res.Body, streamOptions, streamOptionsCopies); err == nil {
 			res.Body, res.Changed, res.WithholdUsage = next, true, true
 		}
 	}
@@ -146,13 +149,68 @@ func rewriteRequestParsed(body []byte, opts RequestOptions) (res RequestResult, 
 	return res, true
 }
 
+// asksUsage reports whether the stream_options value so asks for the
+// usage chunk: its include_usage is true, the last copy when the key is
+// repeated, as JSON.parse and most upstreams read it.
+func asksUsage(so gjson.Result) bool {
+	asked := false
+	if so.IsObject() {
+		so.ForEach(func(k, v gjson.Result) bool {
+			if k.Str == "include_usage" {
+				asked = v.Type == gjson.True
+			}
+			return true
+		})
+	}
+	return asked
+}
+
 // askStreamUsage sets stream_options.include_usage to true, keeping the
-// other stream_options keys (SPEC 9.1).
-func askStreamUsage(body []byte, streamOptions gjson.Result) ([]byte, error) {
-	if !streamOptions.IsObject() {
+// other stream_options keys (SPEC 9.1). so is the body's last top-level
+// stream_options, of copies in all.
+func askStreamUsage(body []byte, so gjson.Result, copies int) ([]byte, error) {
+	if copies > 1 || countMembers(so, "include_usage") > 1 {
+		return askStreamUsageRepeated(body, so)
+	}
+	if !so.IsObject() {
 		return sjson.SetRawBytes(body, "stream_options", []byte(`{"include_usage":true}`))
 	}
 	return sjson.SetBytes(body, "stream_options.include_usage", true)
+}
+
+// askStreamUsageRepeated is askStreamUsage for a body that repeats
+// stream_options, or include_usage in it. sjson would set the first copy,
+// which an upstream reading the last never sees, and the module would
+// then wait for a usage chunk that never comes. Every copy goes, and one
+// stream_options is added: the last copy's keys, with one include_usage,
+// true, so that an upstream reading either copy asks for the usage.
+func askStreamUsageRepeated(body []byte, so gjson.Result) ([]byte, error) {
+	opts := []byte(`{"include_usage":true}`)
+	if so.IsObject() {
+		kept, removed := removeMembers(so.Raw, func(k string) bool { return k == "include_usage" })
+		if !removed {
+			kept = []byte(so.Raw)
+		}
+		var err error
+		if opts, err = sjson.SetBytes(kept, "include_usage", true); err != nil {
+			return nil, fmt.Errorf("asking for the stream's usage: %w", err)
+		}
+	}
+	return sjson.SetRawBytes(RemoveKeys(body, []string{"stream_options"}), "stream_options", opts)
+}
+
+// countMembers counts the members of the object o whose key is key.
+func countMembers(o gjson.Result, key string) int {
+	n := 0
+	if o.IsObject() {
+		o.ForEach(func(k, _ gjson.Result) bool {
+			if k.Str == key {
+				n++
+			}
+			return true
+		})
+	}
+	return n
 }
 
 func isRequestFlag(k string) bool {

@@ -3,6 +3,8 @@ package translate
 import (
 	"bytes"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 // The request side of SPEC 4.5 and 9.1: the protocol a request speaks,
@@ -84,6 +86,64 @@ func TestRewriteRequestStreamUsage(t *testing.T) {
 			t.Fatalf("%s: the input was written to", c.name)
 		}
 		checkRequestUnchanged(t, body, c.opts)
+	}
+}
+
+// A request that repeats stream_options, or include_usage in it, is read
+// as JSON.parse reads it (the last copy counts). When that does not ask
+// for the usage, the body sent upstream holds one stream_options, with the
+// last copy's other keys and one include_usage, true: an upstream reading
+// the first copy and one reading the last both send the usage chunk that
+// the module then withholds. When the last copy asks, nothing changes and
+// nothing is withheld, as for a client that asked.
+func TestRewriteRequestStreamUsageRepeated(t *testing.T) {
+	opts := RequestOptions{StreamUsage: true}
+	asks := []string{
+		`{"stream":true,"stream_options":{"include_usage":false},"stream_options":{"include_usage":true}}`,
+		`{"stream":true,"stream_options":{"include_usage":false,"include_usage":true}}`,
+		`{"stream":true,"stream_options":{},"stream_options":{"include_usage":false,"include_usage":true}}`,
+	}
+	for _, body := range asks {
+		res, ok := RewriteRequest([]byte(body), opts)
+		if !ok || res.Changed || res.WithholdUsage || string(res.Body) != body {
+			t.Errorf("%s: changed into %s (withhold %v)", body, res.Body, res.WithholdUsage)
+		}
+		checkRequestUnchanged(t, []byte(body), opts)
+	}
+	doesNotAsk := []struct{ body, keep string }{
+		{`{"stream":true,"stream_options":{"include_usage":true},"stream_options":{"x":1}}`, `"x":1`},
+		{`{"stream":true,"stream_options":{"include_usage":true},"stream_options":{"include_usage":false,"x":1},"model":"m"}`, `"x":1`},
+		{`{"stream_options":{"include_usage":true,"include_usage":false,"x":[1]},"stream":true}`, `"x":[1]`},
+		{`{"stream":true,"stream_options":{"include_usage":true},"stream_options":null}`, ``},
+		{`{"run_once":true,"stream":true,"stream_options":{"y":2},"stream_options":{"include_usage":false}}`, ``},
+	}
+	for _, c := range doesNotAsk {
+		res, ok := RewriteRequest([]byte(c.body), opts)
+		if !ok || !res.Changed || !res.WithholdUsage {
+			t.Errorf("%s: changed %v, withhold %v", c.body, res.Changed, res.WithholdUsage)
+			continue
+		}
+		var so []gjson.Result
+		gjson.ParseBytes(res.Body).ForEach(func(k, v gjson.Result) bool {
+			if k.Str == "stream_options" {
+				so = append(so, v)
+			}
+			return true
+		})
+		if len(so) != 1 || countMembers(so[0], "include_usage") != 1 || so[0].Get("include_usage").Type != gjson.True {
+			t.Errorf("%s: sent upstream as %s, want one stream_options with one include_usage, true", c.body, res.Body)
+			continue
+		}
+		want := `{"include_usage":true}`
+		if c.keep != "" {
+			want = "{" + c.keep + `,"include_usage":true}`
+		}
+		if so[0].Raw != want {
+			t.Errorf("%s: stream_options %s, want %s", c.body, so[0].Raw, want)
+		}
+		if gjson.GetBytes(res.Body, "stream").Type != gjson.True || gjson.GetBytes(res.Body, "run_once").Exists() {
+			t.Errorf("%s: sent upstream as %s", c.body, res.Body)
+		}
 	}
 }
 

@@ -262,6 +262,7 @@ var requestUnchangedSeeds = []string{
 	`{"stream":true,"stream_options":{"include_usage":true},"stream_options":{}}`,
 	`{"stream":true,"stream_options":{},"stream_options":{"include_usage":true}}`,
 	`{"stream":true,"stream_options":{"include_usage":false,"include_usage":true}}`,
+	`{"stream":true,"stream_options":{"include_usage":true,"include_usage":false}}`,
 	`{"stream":true,"stream_options":{"x":{"include_usage":true}}}`,
 	`{"stream":true,"meta":{"stream_options":{"include_usage":true}}}`,
 	`{"stream":true,"stream_options":[{"include_usage":true}]}`,
@@ -308,7 +309,7 @@ func TestRequestUnchanged(t *testing.T) {
 	}
 	// A chat stream is unchanged only when it already asks for its usage
 	// where RewriteRequest looks (its last top-level stream_options, that
-	// object's first include_usage, the literal true).
+	// object's last include_usage, the literal true).
 	usage := RequestOptions{StreamUsage: true}
 	for s, want := range map[string]bool{
 		`{"model":"m","stream":true,"messages":[]}`:                                         false,
@@ -319,8 +320,8 @@ func TestRequestUnchanged(t *testing.T) {
 		`{"stream":true,"stream_options":{"include_usage":"true"}}`:                         false,
 		`{"stream":true,"stream_options":{"include_usage":true},"stream_options":{}}`:       false,
 		`{"stream":true,"stream_options":{},"stream_options":{"include_usage":true}}`:       true,
-		`{"stream":true,"stream_options":{"include_usage":false,"include_usage":true}}`:     false,
-		`{"stream":true,"stream_options":{"include_usage":true,"include_usage":false}}`:     true,
+		`{"stream":true,"stream_options":{"include_usage":false,"include_usage":true}}`:     true,
+		`{"stream":true,"stream_options":{"include_usage":true,"include_usage":false}}`:     false,
 		`{"stream":true,"stream_options":{"x":{"include_usage":true}}}`:                     false,
 		`{"stream":true,"meta":{"stream_options":{"include_usage":true}}}`:                  false,
 		`{"stream":true,"stream_options":{"include_usage":true}`:                            false, // not JSON

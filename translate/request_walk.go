@@ -50,9 +50,8 @@ func requestKeys(body []byte, askUsage bool) (flag, stream bool) {
 
 // asksStreamUsage reports whether the request s is a JSON object that asks
 // for its stream's usage itself, as RewriteRequest reads it: its last
-// top-level stream_options is an object whose include_usage (the first, as
-// gjson's Get finds it) is true. s has no \u escapes (raw keys compare
-// exactly).
+// top-level stream_options is an object whose include_usage (the last,
+// when repeated) is true. s has no \u escapes (raw keys compare exactly).
 func asksStreamUsage(s string) bool {
 	// Most streams that do not ask say nothing of stream_options: they go
 	// to RewriteRequest without a pass over the body here.
@@ -63,8 +62,14 @@ func asksStreamUsage(s string) bool {
 	if !ok || top.streamOptions < 0 || s[top.streamOptions] != '{' {
 		return false
 	}
-	v, end, ok := walkMember(s, top.streamOptions, "include_usage")
-	return ok && s[v:end] == "true"
+	asked := false
+	it := iterAt(s, top.streamOptions)
+	for k, v, more := it.next(); more; k, v, more = it.next() {
+		if keyIs(k, "include_usage") {
+			asked = strings.HasPrefix(s[v:], "true")
+		}
+	}
+	return asked
 }
 
 // askUsageOnly is RewriteRequest for the usual chat stream that does not
