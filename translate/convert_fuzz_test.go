@@ -199,3 +199,61 @@ func FuzzObjectValue(f *testing.F) {
 		}
 	})
 }
+
+// FuzzUIDeltaAsSent holds the one-pass reading of a text or reasoning
+// delta to the general one: whenever it reads s, s is valid JSON whose
+// first type is the part it says and whose first delta is the literal it
+// returns.
+func FuzzUIDeltaAsSent(f *testing.F) {
+	for _, s := range uiDeltaShapes {
+		f.Add(s.event)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		field, raw, ok := uiDeltaAsSent(s)
+		if !ok {
+			return
+		}
+		typ := map[string]string{"content": `"text-delta"`, "reasoning_content": `"reasoning-delta"`}[field]
+		if !ValidJSON(s) || objectValue(s, "type") != typ || objectValue(s, "delta") != raw {
+			t.Fatalf("%q read as %s %s: valid %v, type %s, delta %s", s, field, raw, ValidJSON(s), objectValue(s, "type"), objectValue(s, "delta"))
+		}
+	})
+}
+
+// uiDeltaShapes: which events the one-pass reading takes (the others are
+// read the general way).
+var uiDeltaShapes = []struct {
+	event string
+	ok    bool
+}{
+	{`{"type":"text-delta","id":"0","delta":"Hello"}`, true},
+	{`{"type":"reasoning-delta","id":"r-1","delta":"hm"}`, true},
+	{`{"type":"text-delta","id":"t\"1","delta":"a\nb\u00e9\ud83d\ude00"}`, true},
+	{`{"type":"text-delta","id":"","delta":""}`, true},
+	{`{"type":"text-delta","id":"0","delta":"caf` + "\xc3\xa9" + `"}`, true},
+	{`{"type":"text-delta","id":"0","delta":"x"} `, false},
+	{`{"type":"text-delta","id":"0","delta":"x","providerMetadata":{}}`, false},
+	{`{"type":"text-delta","delta":"x"}`, false},
+	{`{"type":"text-delta","id":"0","delta":"x"`, false},
+	{`{"type":"text-delta","id":"0","delta":"x"}}`, false},
+	{`{"type":"text-delta","id":"0","delta":"a` + "\n" + `"}`, false},
+	{`{"type":"text-delta","id":"0","delta":"\x"}`, false},
+	{`{"type":"text-delta","id":"0\u12","delta":"x"}`, false},
+	{`{"type":"text-delta","id":0,"delta":"x"}`, false},
+	{`{"type":"text-delta","id":"0","delta":1}`, false},
+	{`{"type":"text-delta","id":"0", "delta":"x"}`, false},
+	{`{"type":"text-deltas","id":"0","delta":"x"}`, false},
+	{`{"type":"tool-input-delta","id":"0","delta":"x"}`, false},
+}
+
+func TestUIDeltaAsSent(t *testing.T) {
+	for _, c := range uiDeltaShapes {
+		if _, _, ok := uiDeltaAsSent(c.event); ok != c.ok {
+			t.Errorf("%s: read in one pass %v, want %v", c.event, ok, c.ok)
+		}
+	}
+	field, raw, _ := uiDeltaAsSent(`{"type":"reasoning-delta","id":"r","delta":"a\"b"}`)
+	if field != "reasoning_content" || raw != `"a\"b"` {
+		t.Errorf("reasoning delta read as %s %s", field, raw)
+	}
+}

@@ -128,6 +128,17 @@ func (c *UIStreamConverter) event(data []byte) {
 		return
 	}
 	s := unsafeString(data)
+	if field, raw, ok := uiDeltaAsSent(s); ok {
+		// Most events of a stream, read in one pass; what this returns,
+		// the general reading below would have read.
+		c.count(false)
+		if !c.aborted {
+			if d, ok := c.text(raw); ok {
+				c.delta(field, d)
+			}
+		}
+		return
+	}
 	if !ValidJSON(s) {
 		c.count(true)
 		c.debug("llm_meta: UI message stream event that is not JSON skipped")
@@ -236,4 +247,43 @@ func uiErrorMessage(v gjson.Result) string {
 		}
 	}
 	return "An error occurred."
+}
+
+// The text and reasoning deltas as the AI SDK writes them (JSON.stringify
+// of {type, id, delta}), up to their id's value.
+const (
+	uiTextDeltaHead      = `{"type":"text-delta","id":"`
+	uiReasoningDeltaHead = `{"type":"reasoning-delta","id":"`
+	uiDeltaKey           = `,"delta":"`
+)
+
+// uiDeltaAsSent reads s when it is a text-delta or reasoning-delta part
+// exactly as the AI SDK sends one: {"type":…,"id":"…","delta":"…"}, no
+// white space, no other key. It returns the chunk field the delta goes to
+// and the delta's JSON string literal, quotes included. ok is false for
+// any other event, which is then validated and read as any: each string
+// is validated here, and the rest of s is the literal text above, so s is
+// valid JSON whenever ok is true (FuzzUIDeltaAsSent holds this to
+// ValidJSON and objectValue). One pass over s, where validating it and
+// then finding type and delta walked it three times.
+func uiDeltaAsSent(s string) (field, raw string, ok bool) {
+	var rest string
+	switch {
+	case strings.HasPrefix(s, uiTextDeltaHead):
+		field, rest = "content", s[len(uiTextDeltaHead):]
+	case strings.HasPrefix(s, uiReasoningDeltaHead):
+		field, rest = "reasoning_content", s[len(uiReasoningDeltaHead):]
+	default:
+		return "", "", false
+	}
+	idEnd, _, ok := validString(rest, 0)
+	if !ok || !strings.HasPrefix(rest[idEnd:], uiDeltaKey) {
+		return "", "", false
+	}
+	start := idEnd + len(uiDeltaKey)
+	end, _, ok := validString(rest, start)
+	if !ok || rest[end:] != "}" {
+		return "", "", false
+	}
+	return field, rest[start-1 : end], true
 }
