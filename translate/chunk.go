@@ -77,16 +77,17 @@ func (h ChunkHead) appendStart(dst []byte) []byte {
 }
 
 // AppendDelta appends one SSE event holding a chunk whose choice 0 has a
-// delta with field (content, reasoning_content) set to text, and, when role
-// is true, "role":"assistant" first.
+// delta with field (content, reasoning_content: a key that needs no
+// escape) set to text, and, when role is true, "role":"assistant" first.
 func (h ChunkHead) AppendDelta(dst []byte, field, text string, role bool) []byte {
 	dst = h.appendStart(dst)
 	dst = append(dst, `,"choices":[{"index":0,"delta":{`...)
 	if role {
 		dst = append(dst, `"role":"assistant",`...)
 	}
-	dst = appendJSONString(dst, field)
-	dst = append(dst, ':')
+	dst = append(dst, '"')
+	dst = append(dst, field...)
+	dst = append(dst, '"', ':')
 	dst = appendJSONString(dst, text)
 	return append(dst, "},\"finish_reason\":null}]}\n\n"...)
 }

@@ -35,7 +35,7 @@ func appendJSONStr(dst []byte, s string, html bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		if !html && len(s)-i >= 8 {
+		if !html && len(s) >= 8 {
 			if i = plainJSONRun(s, i); i == len(s) {
 				break
 			}
@@ -97,10 +97,12 @@ func appendJSONStr(dst []byte, s string, html bool) []byte {
 // plainJSONRun returns the index of the first byte at or after s[i] that a
 // JSON string cannot hold as it is (a quote, a backslash, a control
 // character) or that may start a multi-byte sequence (0x80 and above),
-// looking eight bytes at a time; it may stop up to seven bytes short of
-// the end, which the caller reads byte by byte. A reply's text is mostly
-// such bytes: this is what keeps a converted stream's deltas from being
-// encoded one byte at a time.
+// looking eight bytes at a time; len(s) >= 8. It returns len(s) only when
+// every byte from s[i] on is plain. It may also stop at a plain byte that
+// follows one the caller has already handled (in the last word, a stop
+// before s[i] can flag the byte after it), so the caller looks at every
+// byte it stops at. A reply's text is mostly such bytes: this is what
+// keeps a converted stream's deltas from being encoded one byte at a time.
 func plainJSONRun(s string, i int) int {
 	const hi = 0x8080808080808080
 	for ; i+8 <= len(s); i += 8 {
@@ -109,7 +111,18 @@ func plainJSONRun(s string, i int) int {
 			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
-	return i
+	if i == len(s) {
+		return i
+	}
+	// The last few bytes, in the word that ends s (len(s) >= 8): its bytes
+	// before i were read above and are left out of the mask. A text delta
+	// is a few words long, so this spares most of them a byte loop.
+	last := len(s) - 8
+	x := load64(s, last)
+	if m := (stringStops(x) | x&hi) &^ (1<<(uint(i-last)*8) - 1); m != 0 {
+		return last + bits.TrailingZeros64(m)>>3
+	}
+	return len(s)
 }
 
 // JSONString returns s encoded as a JSON string.

@@ -231,3 +231,46 @@ func TestAppendJSONStrSameAsEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// plainJSONRun never passes a byte that is not plain and never returns
+// short of where it started, for every length from 8 to 24, every start,
+// and one or two bytes of each kind at every place (before the start too,
+// where the last word's bytes are read again); over plain text it reaches
+// the end. (After a stop it may return early at a plain byte: the caller
+// looks at each byte it stops at.)
+func TestPlainJSONRunNeverPassesAStop(t *testing.T) {
+	kinds := []byte{'"', '\\', 0x00, 0x1f, 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0xc3, 0xff}
+	plain := func(c byte) bool { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' }
+	check := func(b []byte) {
+		s := string(b)
+		allPlain := !bytes.ContainsFunc(b, func(r rune) bool { return r >= 0x80 || !plain(byte(r)) })
+		for i := 0; i <= len(s); i++ {
+			r := plainJSONRun(s, i)
+			stop := i
+			for stop < len(s) && plain(s[stop]) {
+				stop++
+			}
+			if r < i || r > stop || (allPlain && r != len(s)) {
+				t.Fatalf("plainJSONRun(%q, %d) = %d, first byte not plain at %d", s, i, r, stop)
+			}
+		}
+	}
+	for n := 8; n <= 24; n++ {
+		b := bytes.Repeat([]byte{'a'}, n)
+		check(b)
+		for p := 0; p < n; p++ {
+			for _, k := range kinds {
+				b[p] = k
+				check(b)
+				for q := p + 1; q < n; q++ {
+					for _, k2 := range kinds {
+						b[q] = k2
+						check(b)
+					}
+					b[q] = 'a'
+				}
+			}
+			b[p] = 'a'
+		}
+	}
+}
