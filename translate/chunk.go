@@ -80,6 +80,14 @@ func (h ChunkHead) appendStart(dst []byte) []byte {
 // delta with field (content, reasoning_content: a key that needs no
 // escape) set to text, and, when role is true, "role":"assistant" first.
 func (h ChunkHead) AppendDelta(dst []byte, field, text string, role bool) []byte {
+	dst = h.appendDeltaHead(dst, field, role)
+	dst = appendJSONString(dst, text)
+	return append(dst, deltaTail...)
+}
+
+// appendDeltaHead appends AppendDelta's event up to its text: the part
+// that every delta of a stream repeats, which a converter keeps.
+func (h ChunkHead) appendDeltaHead(dst []byte, field string, role bool) []byte {
 	dst = h.appendStart(dst)
 	dst = append(dst, `,"choices":[{"index":0,"delta":{`...)
 	if role {
@@ -87,10 +95,18 @@ func (h ChunkHead) AppendDelta(dst []byte, field, text string, role bool) []byte
 	}
 	dst = append(dst, '"')
 	dst = append(dst, field...)
-	dst = append(dst, '"', ':')
-	dst = appendJSONString(dst, text)
-	return append(dst, "},\"finish_reason\":null}]}\n\n"...)
+	return append(dst, '"', ':')
 }
+
+// deltaHeadLen is the length of appendDeltaHead's text for field, without
+// the role: a converter's copy is made at that size.
+func (h ChunkHead) deltaHeadLen(field string) int {
+	return len(h.id) + len(h.created) + len(h.model) + len(field) +
+		len(`data: {"id":,"object":"chat.completion.chunk","created":,"model":,"choices":[{"index":0,"delta":{"":`)
+}
+
+// deltaTail ends a delta's event, after its text.
+const deltaTail = "},\"finish_reason\":null}]}\n\n"
 
 // AppendFinish appends the last chunk of a stream: an empty delta (with the
 // role when no chunk came before), finish_reason, and usage when given

@@ -313,6 +313,11 @@ type convCore struct {
 	id      string // the first message id announced before the first chunk
 	started bool   // a chunk has been written: the head is fixed, the role given
 
+	// deltaHead is a delta chunk up to its text (appendDeltaHead), for
+	// deltaField, once the head is fixed: what most events repeat.
+	deltaHead  []byte
+	deltaField string
+
 	buf     []byte // events produced by the current Write
 	str     []byte // a decoded JSON string with escapes
 	scratch []byte // usage and meta being built
@@ -383,7 +388,20 @@ func (c *convCore) delta(field, text string) {
 	// The first chunk (with the role) is read by the rewriter as any other:
 	// it takes the stream's id from it. The rest can skip the reading.
 	c.runOf(!role)
-	c.buf = c.head.AppendDelta(c.buf, field, text, role)
+	if role {
+		c.buf = c.head.AppendDelta(c.buf, field, text, true)
+	} else {
+		if field != c.deltaField || c.deltaHead == nil {
+			if n := c.head.deltaHeadLen(field); cap(c.deltaHead) < n {
+				c.deltaHead = make([]byte, 0, n)
+			}
+			c.deltaHead = c.head.appendDeltaHead(c.deltaHead[:0], field, false)
+			c.deltaField = field
+		}
+		c.buf = append(c.buf, c.deltaHead...)
+		c.buf = appendJSONString(c.buf, text)
+		c.buf = append(c.buf, deltaTail...)
+	}
 	if c.run {
 		c.runCount++
 		if field == "content" {
