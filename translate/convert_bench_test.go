@@ -124,6 +124,20 @@ func BenchmarkUIStreamSteady(b *testing.B) {
 	runSteady(b, in, block, c)
 }
 
+// BenchmarkUIStreamSteadyToolInput is BenchmarkUIStreamSteady for a tool's
+// input streamed in tool-input-delta parts, which give no chunk.
+func BenchmarkUIStreamSteadyToolInput(b *testing.B) {
+	const block = 100
+	var in []byte
+	args := []string{`{\"city\":`, `\"San Francisco\",`, ` \"unit\": \"celsius\"}`}
+	for i := 0; i < block; i++ {
+		in = append(in, "data: {\"type\":\"tool-input-delta\",\"toolCallId\":\"call_fJdQDqnXeGxTmr4E3YPSR7Ar\",\"inputTextDelta\":\""+args[i%len(args)]+"\"}\n\n"...)
+	}
+	c := NewUIStreamConverter(io.Discard, ConvertOptions{Model: "gpt-4o-mini", Created: 1})
+	c.Write(in)
+	runSteady(b, in, block, c)
+}
+
 func runSteady(b *testing.B, in []byte, lines int, c io.Writer) {
 	b.SetBytes(int64(len(in)))
 	b.ReportAllocs()

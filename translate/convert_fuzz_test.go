@@ -200,22 +200,23 @@ func FuzzObjectValue(f *testing.F) {
 	})
 }
 
-// FuzzUIDeltaAsSent holds the one-pass reading of a text or reasoning
-// delta to the general one: whenever it reads s, s is valid JSON whose
-// first type is the part it says and whose first delta is the literal it
-// returns.
+// FuzzUIDeltaAsSent holds the one-pass reading of a delta part to the
+// general one: whenever it reads s, s is valid JSON whose first type is
+// the part it says and whose first value under the part's delta key is the
+// literal it returns.
 func FuzzUIDeltaAsSent(f *testing.F) {
 	for _, s := range uiDeltaShapes {
 		f.Add(s.event)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		field, raw, ok := uiDeltaAsSent(s)
+		part, raw, ok := uiDeltaAsSent(s)
 		if !ok {
 			return
 		}
-		typ := map[string]string{"content": `"text-delta"`, "reasoning_content": `"reasoning-delta"`}[field]
-		if !ValidJSON(s) || objectValue(s, "type") != typ || objectValue(s, "delta") != raw {
-			t.Fatalf("%q read as %s %s: valid %v, type %s, delta %s", s, field, raw, ValidJSON(s), objectValue(s, "type"), objectValue(s, "delta"))
+		p := uiDeltaParts[part]
+		key := strings.Trim(p.deltaKey, `,":`)
+		if !ValidJSON(s) || objectValue(s, "type") != `"`+p.typ+`"` || objectValue(s, key) != raw {
+			t.Fatalf("%q read as %s %s: valid %v, type %s, %s %s", s, p.typ, raw, ValidJSON(s), objectValue(s, "type"), key, objectValue(s, key))
 		}
 	})
 }
@@ -244,6 +245,9 @@ var uiDeltaShapes = []struct {
 	{`{"type":"text-delta","id":"0", "delta":"x"}`, false},
 	{`{"type":"text-deltas","id":"0","delta":"x"}`, false},
 	{`{"type":"tool-input-delta","id":"0","delta":"x"}`, false},
+	{`{"type":"tool-input-delta","toolCallId":"call_1","inputTextDelta":"{\"city\":"}`, true},
+	{`{"type":"tool-input-delta","toolCallId":"call_1","delta":"x"}`, false},
+	{`{"type":"tool-input-delta","toolCallId":"call_1","inputTextDelta":"x","providerExecuted":true}`, false},
 }
 
 func TestUIDeltaAsSent(t *testing.T) {
@@ -252,8 +256,8 @@ func TestUIDeltaAsSent(t *testing.T) {
 			t.Errorf("%s: read in one pass %v, want %v", c.event, ok, c.ok)
 		}
 	}
-	field, raw, _ := uiDeltaAsSent(`{"type":"reasoning-delta","id":"r","delta":"a\"b"}`)
-	if field != "reasoning_content" || raw != `"a\"b"` {
-		t.Errorf("reasoning delta read as %s %s", field, raw)
+	part, raw, _ := uiDeltaAsSent(`{"type":"reasoning-delta","id":"r","delta":"a\"b"}`)
+	if uiDeltaParts[part].field != "reasoning_content" || raw != `"a\"b"` {
+		t.Errorf("reasoning delta read as %s %s", uiDeltaParts[part].field, raw)
 	}
 }

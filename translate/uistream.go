@@ -128,11 +128,11 @@ func (c *UIStreamConverter) event(data []byte) {
 		return
 	}
 	s := unsafeString(data)
-	if field, raw, ok := uiDeltaAsSent(s); ok {
+	if part, raw, ok := uiDeltaAsSent(s); ok {
 		// Most events of a stream, read in one pass; what this returns,
 		// the general reading below would have read.
 		c.count(false)
-		if !c.aborted {
+		if field := uiDeltaParts[part].field; field != "" && !c.aborted {
 			if d, ok := c.text(raw); ok {
 				c.delta(field, d)
 			}
@@ -249,41 +249,44 @@ func uiErrorMessage(v gjson.Result) string {
 	return "An error occurred."
 }
 
-// The text and reasoning deltas as the AI SDK writes them (JSON.stringify
-// of {type, id, delta}), up to their id's value.
-const (
-	uiTextDeltaHead      = `{"type":"text-delta","id":"`
-	uiReasoningDeltaHead = `{"type":"reasoning-delta","id":"`
-	uiDeltaKey           = `,"delta":"`
-)
+// uiDeltaParts are the parts most events of a UI message stream are, as
+// the AI SDK writes them (JSON.stringify of {type, id, delta} and of
+// {type, toolCallId, inputTextDelta}): the type, the event up to its id's
+// value, what comes between that and the delta's value, and the chunk
+// field the delta goes to; none for a tool's input, which gives nothing
+// (SPEC 5.2).
+var uiDeltaParts = [...]struct{ typ, head, deltaKey, field string }{
+	{"text-delta", `{"type":"text-delta","id":"`, `,"delta":"`, "content"},
+	{"reasoning-delta", `{"type":"reasoning-delta","id":"`, `,"delta":"`, "reasoning_content"},
+	{"tool-input-delta", `{"type":"tool-input-delta","toolCallId":"`, `,"inputTextDelta":"`, ""},
+}
 
-// uiDeltaAsSent reads s when it is a text-delta or reasoning-delta part
-// exactly as the AI SDK sends one: {"type":…,"id":"…","delta":"…"}, no
-// white space, no other key. It returns the chunk field the delta goes to
-// and the delta's JSON string literal, quotes included. ok is false for
-// any other event, which is then validated and read as any: each string
-// is validated here, and the rest of s is the literal text above, so s is
-// valid JSON whenever ok is true (FuzzUIDeltaAsSent holds this to
-// ValidJSON and objectValue). One pass over s, where validating it and
-// then finding type and delta walked it three times.
-func uiDeltaAsSent(s string) (field, raw string, ok bool) {
-	var rest string
-	switch {
-	case strings.HasPrefix(s, uiTextDeltaHead):
-		field, rest = "content", s[len(uiTextDeltaHead):]
-	case strings.HasPrefix(s, uiReasoningDeltaHead):
-		field, rest = "reasoning_content", s[len(uiReasoningDeltaHead):]
-	default:
-		return "", "", false
+// uiDeltaAsSent reads s when it is one of uiDeltaParts exactly as the AI
+// SDK sends it: its head, the id, its delta key, the delta and "}", no
+// white space, no other key. It returns which part it is and the delta's
+// JSON string literal, quotes included. ok is false for any other event,
+// which is then validated and read as any: both strings are validated
+// here, and the rest of s is literal text, so s is valid JSON whenever ok
+// is true (FuzzUIDeltaAsSent holds this to ValidJSON and objectValue).
+// One pass over s, where validating it and then finding type and delta
+// walked it three times.
+func uiDeltaAsSent(s string) (part int, raw string, ok bool) {
+	for part = range uiDeltaParts {
+		p := &uiDeltaParts[part]
+		if !strings.HasPrefix(s, p.head) {
+			continue
+		}
+		rest := s[len(p.head):]
+		idEnd, _, ok := validString(rest, 0)
+		if !ok || !strings.HasPrefix(rest[idEnd:], p.deltaKey) {
+			return 0, "", false
+		}
+		start := idEnd + len(p.deltaKey)
+		end, _, ok := validString(rest, start)
+		if !ok || rest[end:] != "}" {
+			return 0, "", false
+		}
+		return part, rest[start-1 : end], true
 	}
-	idEnd, _, ok := validString(rest, 0)
-	if !ok || !strings.HasPrefix(rest[idEnd:], uiDeltaKey) {
-		return "", "", false
-	}
-	start := idEnd + len(uiDeltaKey)
-	end, _, ok := validString(rest, start)
-	if !ok || rest[end:] != "}" {
-		return "", "", false
-	}
-	return field, rest[start-1 : end], true
+	return 0, "", false
 }
