@@ -314,7 +314,8 @@ type convCore struct {
 	started bool   // a chunk has been written: the head is fixed, the role given
 
 	// deltaHead is a delta chunk up to its text (appendDeltaHead), for
-	// deltaField, once the head is fixed: what most events repeat.
+	// deltaField ("" until one is built), once the head is fixed: what
+	// most events repeat.
 	deltaHead  []byte
 	deltaField string
 
@@ -391,7 +392,7 @@ func (c *convCore) delta(field, text string) {
 	if role {
 		c.buf = c.head.AppendDelta(c.buf, field, text, true)
 	} else {
-		if field != c.deltaField || c.deltaHead == nil {
+		if field != c.deltaField {
 			if n := c.head.deltaHeadLen(field); cap(c.deltaHead) < n {
 				c.deltaHead = make([]byte, 0, n)
 			}
