@@ -130,9 +130,12 @@ func rewriteRequestParsed(body []byte, opts RequestOptions) (res RequestResult, 
 	if opts.Kind != RequestChat {
 		return res, true // the flags removed, nothing else changes
 	}
-	if opts.StreamUsage && stream && !asksUsage(streamOptions) {
-		if next, err := askStreamUsage(res.Body, streamOptions, streamOptionsCopies); err == nil {
-			res.Body, res.Changed, res.WithholdUsage = next, true, true
+	if opts.StreamUsage && stream {
+		if asked, usageCopies := includeUsage(streamOptions); !asked {
+			repeated := streamOptionsCopies > 1 || usageCopies > 1
+			if next, err := askStreamUsage(res.Body, streamOptions, repeated); err == nil {
+				res.Body, res.Changed, res.WithholdUsage = next, true, true
+			}
 		}
 	}
 	if wantStructured && !root.Get("response_format").Exists() && modelMatches(opts.StructuredModels, res.Model) {
@@ -149,27 +152,27 @@ func rewriteRequestParsed(body []byte, opts RequestOptions) (res RequestResult, 
 	return res, true
 }
 
-// asksUsage reports whether the stream_options value so asks for the
-// usage chunk: its include_usage is true, the last copy when the key is
-// repeated, as JSON.parse and most upstreams read it.
-func asksUsage(so gjson.Result) bool {
-	asked := false
+// includeUsage reads the stream_options value so: whether it asks for the
+// usage chunk (its include_usage is true, the last copy when the key is
+// repeated, as JSON.parse and most upstreams read it), and how many
+// include_usage members it has.
+func includeUsage(so gjson.Result) (asked bool, copies int) {
 	if so.IsObject() {
 		so.ForEach(func(k, v gjson.Result) bool {
 			if k.Str == "include_usage" {
-				asked = v.Type == gjson.True
+				asked, copies = v.Type == gjson.True, copies+1
 			}
 			return true
 		})
 	}
-	return asked
+	return asked, copies
 }
 
 // askStreamUsage sets stream_options.include_usage to true, keeping the
 // other stream_options keys (SPEC 9.1). so is the body's last top-level
-// stream_options, of copies in all.
-func askStreamUsage(body []byte, so gjson.Result, copies int) ([]byte, error) {
-	if copies > 1 || countMembers(so, "include_usage") > 1 {
+// stream_options; repeated, that the body repeats it or include_usage in it.
+func askStreamUsage(body []byte, so gjson.Result, repeated bool) ([]byte, error) {
+	if repeated {
 		return askStreamUsageRepeated(body, so)
 	}
 	if !so.IsObject() {
@@ -197,20 +200,6 @@ func askStreamUsageRepeated(body []byte, so gjson.Result) ([]byte, error) {
 		}
 	}
 	return sjson.SetRawBytes(RemoveKeys(body, []string{"stream_options"}), "stream_options", opts)
-}
-
-// countMembers counts the members of the object o whose key is key.
-func countMembers(o gjson.Result, key string) int {
-	n := 0
-	if o.IsObject() {
-		o.ForEach(func(k, _ gjson.Result) bool {
-			if k.Str == key {
-				n++
-			}
-			return true
-		})
-	}
-	return n
 }
 
 func isRequestFlag(k string) bool {
