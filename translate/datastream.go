@@ -389,9 +389,10 @@ func (c *convCore) delta(field, text string) {
 	// The first chunk (with the role) is read by the rewriter as any other:
 	// it takes the stream's id from it. The rest can skip the reading.
 	c.runOf(!role)
-	if role {
-		c.buf = c.head.AppendDelta(c.buf, field, text, true)
-	} else {
+	switch {
+	case role:
+		c.buf = c.head.appendDeltaHead(c.buf, field, true)
+	default:
 		if field != c.deltaField {
 			if n := c.head.deltaHeadLen(field); cap(c.deltaHead) < n {
 				c.deltaHead = make([]byte, 0, n)
@@ -400,9 +401,9 @@ func (c *convCore) delta(field, text string) {
 			c.deltaField = field
 		}
 		c.buf = append(c.buf, c.deltaHead...)
-		c.buf = appendJSONString(c.buf, text)
-		c.buf = append(c.buf, deltaTail...)
 	}
+	c.buf = appendJSONString(c.buf, text)
+	c.buf = append(c.buf, deltaTail...)
 	if c.run {
 		c.runCount++
 		if field == "content" {
