@@ -209,9 +209,12 @@ func FuzzUIDeltaAsSent(f *testing.F) {
 		f.Add(s.event)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		part, raw, ok := uiDeltaAsSent(s)
+		part, raw, esc, ok := uiDeltaAsSent(s)
 		if !ok {
 			return
+		}
+		if esc != strings.Contains(raw, `\`) {
+			t.Fatalf("%q: escape %v in %s", s, esc, raw)
 		}
 		p := uiDeltaParts[part]
 		key := strings.Trim(p.deltaKey, `,":`)
@@ -252,11 +255,11 @@ var uiDeltaShapes = []struct {
 
 func TestUIDeltaAsSent(t *testing.T) {
 	for _, c := range uiDeltaShapes {
-		if _, _, ok := uiDeltaAsSent(c.event); ok != c.ok {
+		if _, _, _, ok := uiDeltaAsSent(c.event); ok != c.ok {
 			t.Errorf("%s: read in one pass %v, want %v", c.event, ok, c.ok)
 		}
 	}
-	part, raw, _ := uiDeltaAsSent(`{"type":"reasoning-delta","id":"r","delta":"a\"b"}`)
+	part, raw, _, _ := uiDeltaAsSent(`{"type":"reasoning-delta","id":"r","delta":"a\"b"}`)
 	if uiDeltaParts[part].field != "reasoning_content" || raw != `"a\"b"` {
 		t.Errorf("reasoning delta read as %s %s", uiDeltaParts[part].field, raw)
 	}

@@ -128,14 +128,16 @@ func (c *UIStreamConverter) event(data []byte) {
 		return
 	}
 	s := unsafeString(data)
-	if part, raw, ok := uiDeltaAsSent(s); ok {
+	if part, raw, esc, ok := uiDeltaAsSent(s); ok {
 		// Most events of a stream, read in one pass; what this returns,
 		// the general reading below would have read.
 		c.count(false)
 		if field := uiDeltaParts[part].field; field != "" && !c.aborted {
-			if d, ok := c.text(raw); ok {
-				c.delta(field, d)
+			d := raw[1 : len(raw)-1] // as it is unless it holds an escape
+			if esc {
+				d, _ = c.text(raw)
 			}
+			c.delta(field, d)
 		}
 		return
 	}
@@ -263,14 +265,15 @@ var uiDeltaParts = [...]struct{ typ, head, deltaKey, field string }{
 
 // uiDeltaAsSent reads s when it is one of uiDeltaParts exactly as the AI
 // SDK sends it: its head, the id, its delta key, the delta and "}", no
-// white space, no other key. It returns which part it is and the delta's
-// JSON string literal, quotes included. ok is false for any other event,
+// white space, no other key. It returns which part it is, the delta's
+// JSON string literal (quotes included) and whether it holds an escape.
+// ok is false for any other event,
 // which is then validated and read as any: both strings are validated
 // here, and the rest of s is literal text, so s is valid JSON whenever ok
 // is true (FuzzUIDeltaAsSent holds this to ValidJSON and objectValue).
 // One pass over s, where validating it and then finding type and delta
 // walked it three times.
-func uiDeltaAsSent(s string) (part int, raw string, ok bool) {
+func uiDeltaAsSent(s string) (part int, raw string, esc, ok bool) {
 	for part = range uiDeltaParts {
 		p := &uiDeltaParts[part]
 		if !strings.HasPrefix(s, p.head) {
@@ -279,14 +282,14 @@ func uiDeltaAsSent(s string) (part int, raw string, ok bool) {
 		rest := s[len(p.head):]
 		idEnd, _, ok := validString(rest, 0)
 		if !ok || !strings.HasPrefix(rest[idEnd:], p.deltaKey) {
-			return 0, "", false
+			return 0, "", false, false
 		}
 		start := idEnd + len(p.deltaKey)
-		end, _, ok := validString(rest, start)
+		end, esc, ok := validString(rest, start)
 		if !ok || rest[end:] != "}" {
-			return 0, "", false
+			return 0, "", false, false
 		}
-		return part, rest[start-1 : end], true
+		return part, rest[start-1 : end], esc, true
 	}
-	return 0, "", false
+	return 0, "", false, false
 }
