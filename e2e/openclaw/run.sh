@@ -9,7 +9,7 @@
 # It installs Node 24 and openclaw (install.sh, cached under
 # ${XDG_CACHE_HOME:-~/.cache}/llm_meta), starts a mock model that makes the
 # agent run its ls tool, OpenClaw's gateway headless in a temporary state
-# directory, and Caddy with the module and the recipe of the README's "In front of OpenClaw"
+# directory, and Caddy with the module and the recipe of docs/openclaw.md ("In front of OpenClaw")
 # (e2e/openclaw/Caddyfile), then runs the checks (harness/check.go).
 # Everything it starts is stopped when it ends; LLM_META_E2E_KEEP=1 keeps the
 # temporary directory (logs, state) for a look.
