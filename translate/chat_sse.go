@@ -96,18 +96,19 @@ func (c *chatDialect) object(raw, data []byte, s string, keys uint8) verdict {
 	if keys&(hasToolCall|hasFuncCall) != 0 && keys&hasName != 0 {
 		deltaToolNames(s, keys, rep.Meta.AddTool)
 	}
-	// A chunk that carries choices with an error beside them (OpenRouter's
-	// mid-stream errors) is a chunk: only an event without choices is an
-	// error event here.
-	isError := keys&hasError != 0 && gjson.Get(s, "error").Exists() && !gjson.Get(s, "choices").Exists()
-	if isError {
-		r.noteError(s, keys)
-		r.emit(raw)
-		if r.opts.ErrorsAsContent {
-			msg, _ := rep.Err()
-			r.emitOwn(c.head().AppendDelta(r.ownBuf(), "content", "Error: "+msg, false))
+	// Any error event of SPEC 4.3 is one, choices beside it or not:
+	// OpenRouter ends a failed generation with a chunk that has both
+	// (finish_reason "error"), vLLM with {"object":"error",...}.
+	if keys&hasError != 0 {
+		if msg, isErr := errorEvent(s); isErr {
+			rep.SetError(msg)
+			r.emit(raw)
+			if r.opts.ErrorsAsContent {
+				msg, _ := rep.Err()
+				r.emitOwn(c.head().AppendDelta(r.ownBuf(), "content", "Error: "+msg, false))
+			}
+			return vOwn
 		}
-		return vOwn
 	}
 	if len(c.last()) == 0 {
 		// The id and model, only for who reads them (as for JSON replies):

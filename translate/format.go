@@ -237,7 +237,7 @@ func firstLine(b []byte) ([]byte, bool) {
 // event's data: its "type" (hasType: a string), and whether it is an error
 // event of SPEC 4.3 (errorEvent's verdict on valid JSON: an object whose
 // first "error" is an object or a string, or, without such an error, whose
-// first "type" is "error").
+// first "type" or first "object" is "error").
 type firstEvent struct {
 	typ            string
 	hasType, isErr bool
@@ -254,7 +254,7 @@ func readFirstEvent(data []byte) (ev firstEvent) {
 	if len(trimmed) == 0 || trimmed[0] != '{' || !ValidJSON(s) {
 		return ev
 	}
-	errV, typV := -1, -1
+	errV, typV, objV := -1, -1, -1
 	it := iterAt(s, 0)
 	for k, v, ok := it.next(); ok; k, v, ok = it.next() {
 		switch {
@@ -262,12 +262,18 @@ func readFirstEvent(data []byte) (ev firstEvent) {
 			errV = v
 		case typV < 0 && keyIs(k, "type"):
 			typV = v
+		case objV < 0 && keyIs(k, "object"):
+			objV = v
 		}
 	}
 	if typV >= 0 {
 		ev.typ, ev.hasType = strAt(s, typV)
 	}
 	ev.isErr = errV >= 0 && (s[errV] == '{' || s[errV] == '"') || ev.hasType && ev.typ == "error"
+	if !ev.isErr && objV >= 0 {
+		obj, ok := strAt(s, objV)
+		ev.isErr = ok && obj == "error"
+	}
 	if ev.isErr && len(trimmed) < len(data) {
 		// What TrimSpace took must be JSON's white space for the data to
 		// be an error event (a \v or U+00A0 around it is not).

@@ -145,10 +145,16 @@ func TestRunOnceErrors(t *testing.T) {
 	if col.Content() != "so far more" {
 		t.Fatalf("content around an error: %q", col.Content())
 	}
-	// An error inside a chunk (OpenRouter) is not an error event.
-	col, _ = collect(t, ev(`{"error":{"message":"x"},"choices":[{"index":0,"delta":{"content":"c"},"finish_reason":"error"}]}`), 0, 1<<20, 1<<20)
-	if _, bad := col.Err(); bad || col.Content() != "c" {
-		t.Fatalf("error with choices: %q", col.Content())
+	// A chunk with an error beside its choices (OpenRouter) is an error
+	// event (SPEC 4.3): its content is not the reply's.
+	col, _ = collect(t, ev(`{"error":{"code":502,"message":"Provider disconnected"},"choices":[{"index":0,"delta":{"content":"c"},"finish_reason":"error"}]}`), 0, 1<<20, 1<<20)
+	if msg, bad := col.Err(); !bad || msg != "Provider disconnected" || col.Content() != "" {
+		t.Fatalf("error with choices: %q, %v, content %q", msg, bad, col.Content())
+	}
+	// vLLM's mid-stream error.
+	col, _ = collect(t, contentEv("so far")+ev(`{"object":"error","message":"out of memory","type":"InternalServerError","code":500}`), 0, 1<<20, 1<<20)
+	if msg, bad := col.Err(); !bad || msg != "out of memory" {
+		t.Fatalf("vLLM error: %q, %v", msg, bad)
 	}
 }
 

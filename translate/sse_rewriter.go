@@ -257,15 +257,14 @@ func (r *SSERewriter) noteError(s string, keys uint8) {
 }
 
 // errorEvent reads an error event of SPEC 4.3: a data object with an error
-// (an object, or a string) or a type of error. Its message is
-// error.message, else error when a string, else errorText, else message.
+// (an object, or a string), a type of error, or an object of error (vLLM's
+// mid-stream error). Its message is error.message, else error when a
+// string, else errorText, else message.
 func errorEvent(s string) (string, bool) {
 	e := gjson.Get(s, "error")
 	isErr := e.IsObject() || e.Type == gjson.String
-	if !isErr {
-		if t := gjson.Get(s, "type"); t.Type != gjson.String || t.Str != "error" {
-			return "", false
-		}
+	if !isErr && !isStr(gjson.Get(s, "type"), "error") && !isStr(gjson.Get(s, "object"), "error") {
+		return "", false
 	}
 	if m := e.Get("message"); m.Type == gjson.String {
 		return m.Str, true
@@ -283,6 +282,9 @@ func errorEvent(s string) (string, bool) {
 	}
 	return "upstream error", true
 }
+
+// isStr reports whether v is the string want.
+func isStr(v gjson.Result, want string) bool { return v.Type == gjson.String && v.Str == want }
 
 // startsObject reports whether the first byte after JSON white space is '{'.
 func startsObject(data []byte) bool {

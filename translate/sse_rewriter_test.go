@@ -568,6 +568,10 @@ func TestSSERewriterErrorsAsContent(t *testing.T) {
 		{"message", ev(`{"error":{"message":"Rate limit \"hit\"","type":"rate_limit","code":429}}`), `Rate limit "hit"`},
 		{"string error", ev(`{"error":"upstream died"}`), "upstream died"},
 		{"no message", ev(`{"error":{"code":499,"status":"CANCELLED"}}`), `{"code":499,"status":"CANCELLED"}`},
+		// OpenRouter: choices beside the error (SPEC 4.3).
+		{"with choices", ev(`{` + upHead + `,"error":{"code":502,"message":"Provider disconnected"},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}`), "Provider disconnected"},
+		// vLLM.
+		{"object error", ev(`{"object":"error","message":"out of memory","type":"InternalServerError","code":500}`), "out of memory"},
 	}
 	for _, c := range cases {
 		in := roleEv() + contentEv("partial") + c.errEv
@@ -583,13 +587,8 @@ func TestSSERewriterErrorsAsContent(t *testing.T) {
 			t.Fatalf("%s without ErrorsAsContent: %q", c.name, out)
 		}
 	}
-	// An error that comes with choices (OpenRouter) is a chunk, not an error event.
-	in := ev(`{` + upHead + `,"error":{"message":"x"},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}`)
-	if out, _ := rewrite(t, in, 0, SSEOptions{FinalMeta: true, ErrorsAsContent: true}, nil); out != in {
-		t.Fatalf("error with choices: %q", out)
-	}
 	// An unterminated error event at the end of the stream.
-	in = roleEv() + `data: {"error":{"message":"cut"}}`
+	in := roleEv() + `data: {"error":{"message":"cut"}}`
 	want := in + "\n\n" + errContent("cut")
 	for _, n := range chunkSizes() {
 		if out, _ := rewrite(t, in, n, SSEOptions{FinalMeta: true, ErrorsAsContent: true}, nil); out != want {
