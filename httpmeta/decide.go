@@ -10,14 +10,10 @@ import (
 )
 
 // formatOf reads the format from the headers alone (translate's mode
-// table, SPEC 4).
+// table, SPEC 4, for a reply to a request of the exchange's protocol).
 func (rw *responseWriter) formatOf(hdr http.Header) translate.Format {
 	mt, _ := parseMediaType(canonicalHeader(hdr, "Content-Type"))
-	return translate.DetectHeaders(translate.ReplyHeaders{
-		MediaType:  mt,
-		DataStream: canonicalHeader(hdr, "X-Vercel-Ai-Data-Stream"),
-		UIStream:   canonicalHeader(hdr, "X-Vercel-Ai-Ui-Message-Stream"),
-	}, rw.x.h.ConvertStreams)
+	return translate.DetectHeaders(rw.x.kind, translate.ReplyHeaders{MediaType: mt, Header: hdr}, rw.x.h.ConvertStreams)
 }
 
 // canonicalHeader is hdr.Get for a key already in canonical form, without

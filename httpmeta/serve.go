@@ -20,12 +20,13 @@ type exchange struct {
 	h     *Handler
 	start time.Time
 
-	model      string // model of the request sent upstream (see requestModel)
-	reqBody    []byte // the request body, when its model is read only if needed
-	runOnce    bool   // answer one {content, meta} JSON (SPEC 6.1)
-	edgeStream bool   // the edge endpoint with x-stream: true (SPEC 6.3)
-	endpoint   bool   // the request came to one of the two endpoints
-	plainText  bool   // run-once answer as text/plain (Accept)
+	kind       translate.RequestKind // the protocol the request speaks (SPEC 4.5, end)
+	model      string                // model of the request sent upstream (see requestModel)
+	reqBody    []byte                // the request body, when its model is read only if needed
+	runOnce    bool                  // answer one {content, meta} JSON (SPEC 6.1)
+	edgeStream bool                  // the edge endpoint with x-stream: true (SPEC 6.3)
+	endpoint   bool                  // the request came to one of the two endpoints
+	plainText  bool                  // run-once answer as text/plain (Accept)
 	structured *translate.ReplyStream
 	wantSplit  bool            // structured mode on (JSON replies split too)
 	meta       translate.Meta  // derived from the request (prompt_trimmed_to)
@@ -51,6 +52,8 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, next Next) error
 			return nil
 		}
 	} else {
+		x.kind = translate.RequestKindOf(r.URL.Path, r.Header)
+		x.model = x.kind.Model(r.URL.Path)
 		h.prepareRequest(r, x)
 	}
 	// Read identity bodies from the upstream (SPEC 2); encode in front of us
@@ -141,7 +144,7 @@ func (h *Handler) prepareRequest(r *http.Request, x *exchange) {
 		return
 	}
 	opts := h.Request
-	opts.Kind = translate.RequestKindOf(r.URL.Path, canonicalHeader(r.Header, "Anthropic-Version") != "")
+	opts.Kind = x.kind
 	sent := body // the body as it goes upstream
 	if h.OpenClaw != nil {
 		defer func() { x.openClawKey = h.OpenClaw.PrepareSession(r, sent) }()
@@ -156,7 +159,9 @@ func (h *Handler) prepareRequest(r *http.Request, x *exchange) {
 	if !ok {
 		return
 	}
-	x.model = res.Model
+	if x.model == "" { // a model the path names stays (SPEC 4.6)
+		x.model = res.Model
+	}
 	x.runOnce = res.RunOnce
 	x.wantSplit = res.Structured
 	x.withholdUsage = res.WithholdUsage
@@ -170,7 +175,7 @@ func (h *Handler) prepareRequest(r *http.Request, x *exchange) {
 // requestModel is the model of the request sent upstream, read from the
 // body the first time it is asked for when prepareRequest left it unread.
 func (x *exchange) requestModel() string {
-	if x.reqBody != nil {
+	if x.reqBody != nil && x.model == "" {
 		x.model = translate.RequestModel(x.reqBody)
 		x.reqBody = nil
 	}

@@ -1,10 +1,56 @@
 package translate
 
-import "github.com/tidwall/gjson"
+import (
+	"strings"
 
-// Anthropic Messages (SPEC 4.5): its events and its JSON reply, read into a
-// Reply, with the meta carried as a top-level key of the message (JSON) or
-// of the message_stop event (stream).
+	"github.com/tidwall/gjson"
+)
+
+// Anthropic Messages (SPEC 4.5): its requests, its events and its JSON
+// reply, read into a Reply, with the meta carried as a top-level key of
+// the message (JSON) or of the message_stop event (stream).
+
+// FormatAnthropic is a Messages event stream (numbered at registration).
+var FormatAnthropic Format
+
+// RequestAnthropic is a Messages request.
+var RequestAnthropic = RequestKind{&anthropicProtocol}
+
+var anthropicProtocol = protocol{
+	name:   "anthropic",
+	format: &FormatAnthropic,
+	// A request whose path ends in /messages, or that carries an
+	// anthropic-version header.
+	request: func(path string, h Header) bool {
+		return strings.HasSuffix(path, "/messages") || header(h, "Anthropic-Version") != ""
+	},
+	// A stream whose first event is message_start.
+	startsEvents: func(ev *firstEvent) bool { return ev.hasType && isAnthropicType(ev.typ) },
+	events:       func(w *SSERewriter) eventDialect { return &anthropicDialect{w: w, block: -1} },
+	json: &jsonProtocol{
+		// A JSON reply with "type":"message".
+		topKeys: []string{"type"},
+		is: func(t jsonTop) bool {
+			o, ok := t.str("type")
+			return ok && o == "message"
+		},
+		read:  readMessage,
+		items: "content",
+		// A tool block's type ends in tool_use.
+		mayBeTool: func(rawType string) bool { return strings.HasSuffix(rawType, `tool_use"`) },
+		toolOf:    anthropicToolOf,
+		usage:     &anthropicUsageReading,
+	},
+}
+
+// IsAnthropicEvent reports whether an event's data starts an Anthropic
+// Messages stream: a JSON object of type message_start (SPEC 4).
+func IsAnthropicEvent(data []byte) bool {
+	t, ok := typeOf(data)
+	return ok && isAnthropicType(t)
+}
+
+func isAnthropicType(t string) bool { return t == "message_start" }
 
 // anthropicDialect reads a Messages event stream. Every event passes as it
 // came except message_stop, which gains the meta.
@@ -15,7 +61,7 @@ type anthropicDialect struct {
 
 func (d *anthropicDialect) doneEvent() verdict { return vForward }
 
-func (d *anthropicDialect) object(_, data []byte, s string, keys uint8) verdict {
+func (d *anthropicDialect) object(_, data []byte, s string, keys keySet) verdict {
 	d.w.noteError(s, keys)
 	d.w.keys.offer(data) // the next event's key scan skips what repeats it
 	rep := d.w.reply

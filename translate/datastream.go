@@ -16,6 +16,35 @@ import (
 // is not positive.
 const defaultMaxLine = 1 << 20
 
+// FormatDataStream is a Vercel AI SDK data stream v1, converted (SPEC 5.1;
+// numbered at registration).
+var FormatDataStream Format
+
+var dataStreamProtocol = protocol{
+	name:   "data_stream",
+	format: &FormatDataStream,
+	// Under convert_streams: a reply with x-vercel-ai-data-stream: v1, or a
+	// text/plain or event-stream body whose first line is a part.
+	needsConvert: true,
+	byHeaders:    func(h ReplyHeaders) bool { return strings.EqualFold(header(h.Header, "X-Vercel-Ai-Data-Stream"), "v1") },
+	startsLine:   IsDataStreamLine,
+	convert: func(w *SSERewriter, opts ConvertOptions) io.WriteCloser {
+		return NewDataStreamConverter(w, opts)
+	},
+}
+
+// IsDataStreamLine reports whether line, given without its line end, is a
+// Vercel AI SDK data stream part (SPEC 4): one character of [0-9a-z], a colon,
+// then valid JSON. A leading BOM and a trailing CR are ignored.
+func IsDataStreamLine(line []byte) bool {
+	line = bytes.TrimPrefix(line, bom)
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	return len(line) > 2 && isPartCode(line[0]) && line[1] == ':' &&
+		ValidJSON(unsafeString(line[2:]))
+}
+
 // DataStreamConverter turns a Vercel AI SDK data stream v1 (SPEC 5.1) into
 // OpenAI chat-completion-chunk SSE events.
 //

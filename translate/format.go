@@ -5,41 +5,36 @@ import (
 	"strings"
 )
 
-// Format is what an upstream reply's body is, by the mode table of SPEC 4:
-// the one place that table lives. A protocol is added here (a constant, its
-// name, and a line in eventProtocols or jsonProtocols) and in a file of its
-// own that reads it.
+// Format is what an upstream reply's body is, by the mode table of SPEC 4,
+// which lives here and in the registration table (protocols.go): the
+// formats below are the table's own; every registered protocol has one
+// more, numbered at registration (FormatSSE, FormatResponses, …, declared
+// in the protocols' files).
 type Format uint8
 
 const (
 	FormatNone        Format = iota // not inspected
-	FormatJSON                      // a JSON reply (chat completion, Responses object, Anthropic message)
-	FormatSSE                       // OpenAI chat-completion chunks (4.3)
-	FormatResponses                 // OpenAI Responses events (4.4)
-	FormatAnthropic                 // Anthropic Messages events (4.5)
-	FormatDataStream                // Vercel AI SDK data stream v1, converted (5.1)
-	FormatUIStream                  // AI SDK UI message stream, converted (5.2)
+	FormatJSON                      // a JSON reply (read by the protocol its top level names)
 	FormatOther                     // anything else: passes untouched
 	FormatSniffPlain                // text/plain: its first line decides
 	FormatSniffEvents               // text/event-stream: its first event with data decides
-	NumFormats
+	// NumFormats bounds the formats, the protocols' included.
+	NumFormats Format = 32
 )
 
-var formatNames = [NumFormats]string{
+var formatNames = [...]string{
 	FormatNone:        "none",
 	FormatJSON:        "json",
-	FormatSSE:         "sse",
-	FormatResponses:   "responses",
-	FormatAnthropic:   "anthropic",
-	FormatDataStream:  "data_stream",
-	FormatUIStream:    "ui_stream",
 	FormatOther:       "other",
 	FormatSniffPlain:  "undecided",
 	FormatSniffEvents: "undecided",
 }
 
 func (f Format) String() string {
-	if f < NumFormats {
+	if p := protocolOf(f); p != nil {
+		return p.name
+	}
+	if int(f) < len(formatNames) {
 		return formatNames[f]
 	}
 	return "none"
@@ -50,16 +45,16 @@ func (f Format) Undecided() bool { return f == FormatSniffPlain || f == FormatSn
 
 // Stream reports whether the reply is read as a stream of events.
 func (f Format) Stream() bool {
-	switch f {
-	case FormatSSE, FormatResponses, FormatAnthropic, FormatDataStream, FormatUIStream:
-		return true
-	}
-	return false
+	p := protocolOf(f)
+	return p != nil && (p.events != nil || p.convert != nil)
 }
 
 // Converted reports whether the stream is converted into chat chunks (SPEC
 // 5): it then gets the headers of an event stream of our own.
-func (f Format) Converted() bool { return f == FormatDataStream || f == FormatUIStream }
+func (f Format) Converted() bool {
+	p := protocolOf(f)
+	return p != nil && p.convert != nil
+}
 
 // Chat reports whether the client gets chat-completion chunks: the chat
 // stream itself, or a converted one.
@@ -67,43 +62,35 @@ func (f Format) Chat() bool { return f == FormatSSE || f.Converted() }
 
 // ReplyHeaders are the response headers the mode table reads.
 type ReplyHeaders struct {
-	MediaType  string // Content-Type without parameters, lower case
-	DataStream string // x-vercel-ai-data-stream
-	UIStream   string // x-vercel-ai-ui-message-stream
+	MediaType string // Content-Type without parameters, lower case
+	Header    Header // every header field, under canonical keys
 }
 
-// DetectHeaders reads the format from the headers alone (SPEC 4 table).
-// convert is convert_streams: without it the two AI SDK streams are not
-// recognised.
-func DetectHeaders(h ReplyHeaders, convert bool) Format {
-	mt := h.MediaType
-	switch {
-	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
-		return FormatJSON
-	case convert && strings.EqualFold(h.DataStream, "v1"):
-		return FormatDataStream
-	case mt == "text/event-stream":
-		if convert && strings.EqualFold(h.UIStream, "v1") {
-			return FormatUIStream
+// DetectHeaders reads the format of a 2xx reply to a request of kind from
+// its headers alone (SPEC 4 table). convert is convert_streams: without it
+// the converted streams are not recognised.
+func DetectHeaders(kind RequestKind, h ReplyHeaders, convert bool) Format {
+	if p := kind.p; p != nil && p.replyFormat != nil {
+		if f, ok := p.replyFormat(h); ok {
+			return f
 		}
+	}
+	mt := h.MediaType
+	if mt == "application/json" || strings.HasSuffix(mt, "+json") {
+		return FormatJSON
+	}
+	for _, p := range protocols {
+		if p.byHeaders != nil && (convert || !p.needsConvert) && p.byHeaders(h) {
+			return *p.format
+		}
+	}
+	switch {
+	case mt == "text/event-stream":
 		return FormatSniffEvents
 	case mt == "text/plain" && convert:
 		return FormatSniffPlain
 	}
 	return FormatOther
-}
-
-// eventProtocols recognise an event stream by the "type" of its first
-// event's data (a JSON object), in this order (SPEC 4 table). needsConvert:
-// only under convert_streams.
-var eventProtocols = [...]struct {
-	format       Format
-	isType       func(t string) bool
-	needsConvert bool
-}{
-	{FormatUIStream, isUIPartType, true},
-	{FormatResponses, isResponsesType, false},
-	{FormatAnthropic, isAnthropicType, false},
 }
 
 // DetectStart decides an undecided format from the start of the body held
@@ -112,14 +99,16 @@ var eventProtocols = [...]struct {
 // needed; end says the body has ended (decide on what there is). max is
 // max_event_bytes: past it, the body is not a protocol's.
 func DetectStart(f Format, held []byte, max int, end bool, convert bool) (Format, bool) {
-	if convert {
-		if line, complete := firstLine(held); complete || end {
+	if linesDecide(convert) {
+		if line, at, complete := firstLine(held); complete || end {
 			// A first line that does not end within max bytes is no part,
 			// however the body came in pieces (a start of it past max
 			// decides below).
-			within := offsetIn(held, line)+len(line) <= max
-			if (complete || len(line) > 0) && within && IsDataStreamLine(line) {
-				return FormatDataStream, true
+			within := at+len(line) <= max
+			if (complete || len(line) > 0) && within {
+				if f, ok := lineProtocol(line, convert); ok {
+					return f, true
+				}
 			}
 			if f == FormatSniffPlain && (complete || len(line) > 0) {
 				return FormatOther, true
@@ -146,9 +135,9 @@ func DetectStart(f Format, held []byte, max int, end bool, convert bool) (Format
 		// A stream whose first event is an error is handled as SSE.
 		return FormatSSE, true
 	}
-	for _, p := range eventProtocols {
-		if (!p.needsConvert || convert) && ev.hasType && p.isType(ev.typ) {
-			return p.format, true
+	for _, p := range protocols {
+		if p.startsEvents != nil && (convert || !p.needsConvert) && p.startsEvents(&ev) {
+			return *p.format, true
 		}
 	}
 	return FormatSSE, true
@@ -217,20 +206,45 @@ func mayBeDataStream(b []byte) bool {
 	return len(b) < 2 || b[1] == ':'
 }
 
-// firstLine returns the first non-empty line and whether it is complete.
-func firstLine(b []byte) ([]byte, bool) {
-	b = bytes.TrimPrefix(b, bom)
-	for len(b) > 0 {
-		i := bytes.IndexAny(b, "\r\n")
+// firstLine returns the first non-empty line, where it starts in b, and
+// whether it is complete.
+func firstLine(b []byte) (line []byte, at int, complete bool) {
+	if bytes.HasPrefix(b, bom) {
+		at = len(bom)
+	}
+	for at < len(b) {
+		i := bytes.IndexAny(b[at:], "\r\n")
 		if i < 0 {
-			return b, false
+			return b[at:], at, false
 		}
 		if i > 0 {
-			return b[:i], true
+			return b[at : at+i], at, true
 		}
-		b = b[1:]
+		at++
 	}
-	return nil, false
+	return nil, at, false
+}
+
+// linesDecide reports whether a protocol recognised by its first line
+// (startsLine) may claim a body.
+func linesDecide(convert bool) bool {
+	for _, p := range protocols {
+		if p.startsLine != nil && (convert || !p.needsConvert) {
+			return true
+		}
+	}
+	return false
+}
+
+// lineProtocol returns the format of the protocol whose first line line
+// is, ok false when none claims it.
+func lineProtocol(line []byte, convert bool) (Format, bool) {
+	for _, p := range protocols {
+		if p.startsLine != nil && (convert || !p.needsConvert) && p.startsLine(line) {
+			return *p.format, true
+		}
+	}
+	return 0, false
 }
 
 // firstEvent is what telling a stream's protocol reads of its first
@@ -241,6 +255,10 @@ func firstLine(b []byte) ([]byte, bool) {
 type firstEvent struct {
 	typ            string
 	hasType, isErr bool
+	// obj is the data, a valid JSON object, white space around it
+	// trimmed ("" when the data is none): for a protocol that tells its
+	// first event by more than its type.
+	obj string
 }
 
 // readFirstEvent reads the first event's data of every stream, once, in
@@ -254,6 +272,7 @@ func readFirstEvent(data []byte) (ev firstEvent) {
 	if len(trimmed) == 0 || trimmed[0] != '{' || !ValidJSON(s) {
 		return ev
 	}
+	ev.obj = s
 	errV, typV, objV := -1, -1, -1
 	it := iterAt(s, 0)
 	for k, v, ok := it.next(); ok; k, v, ok = it.next() {
@@ -287,24 +306,6 @@ func typeOf(data []byte) (string, bool) {
 	ev := readFirstEvent(data)
 	return ev.typ, ev.hasType
 }
-
-// IsResponsesEvent reports whether an event's data is an OpenAI Responses
-// event: a JSON object whose type starts with "response." (SPEC 4).
-func IsResponsesEvent(data []byte) bool {
-	t, ok := typeOf(data)
-	return ok && isResponsesType(t)
-}
-
-func isResponsesType(t string) bool { return strings.HasPrefix(t, "response.") }
-
-// IsAnthropicEvent reports whether an event's data starts an Anthropic
-// Messages stream: a JSON object of type message_start (SPEC 4).
-func IsAnthropicEvent(data []byte) bool {
-	t, ok := typeOf(data)
-	return ok && isAnthropicType(t)
-}
-
-func isAnthropicType(t string) bool { return t == "message_start" }
 
 // HeadersSettled reports whether an undecided reply's headers are already
 // the ones the client gets, whatever its start turns out to be: an event

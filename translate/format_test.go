@@ -24,23 +24,23 @@ func TestDetectHeaders(t *testing.T) {
 	}{
 		{ReplyHeaders{MediaType: json}, FormatJSON, FormatJSON, "json"},
 		{ReplyHeaders{MediaType: "application/problem+json"}, FormatJSON, FormatJSON, "+json"},
-		{ReplyHeaders{MediaType: json, DataStream: "v1"}, FormatJSON, FormatJSON, "json wins over a protocol header"},
+		{ReplyHeaders{MediaType: json, Header: Header{"X-Vercel-Ai-Data-Stream": {"v1"}}}, FormatJSON, FormatJSON, "json wins over a protocol header"},
 		{ReplyHeaders{MediaType: sse}, FormatSniffEvents, FormatSniffEvents, "event stream: its first event decides"},
-		{ReplyHeaders{MediaType: sse, UIStream: "v1"}, FormatUIStream, FormatSniffEvents, "ui header"},
-		{ReplyHeaders{MediaType: sse, DataStream: "v1"}, FormatDataStream, FormatSniffEvents, "data stream header on an event stream"},
-		{ReplyHeaders{MediaType: plain, DataStream: "v1"}, FormatDataStream, FormatOther, "data stream header"},
-		{ReplyHeaders{MediaType: "", DataStream: "v1"}, FormatDataStream, FormatOther, "data stream header, no type"},
+		{ReplyHeaders{MediaType: sse, Header: Header{"X-Vercel-Ai-Ui-Message-Stream": {"v1"}}}, FormatUIStream, FormatSniffEvents, "ui header"},
+		{ReplyHeaders{MediaType: sse, Header: Header{"X-Vercel-Ai-Data-Stream": {"v1"}}}, FormatDataStream, FormatSniffEvents, "data stream header on an event stream"},
+		{ReplyHeaders{MediaType: plain, Header: Header{"X-Vercel-Ai-Data-Stream": {"v1"}}}, FormatDataStream, FormatOther, "data stream header"},
+		{ReplyHeaders{MediaType: "", Header: Header{"X-Vercel-Ai-Data-Stream": {"v1"}}}, FormatDataStream, FormatOther, "data stream header, no type"},
 		{ReplyHeaders{MediaType: plain}, FormatSniffPlain, FormatOther, "text/plain: its first line decides"},
-		{ReplyHeaders{MediaType: plain, UIStream: "v1"}, FormatSniffPlain, FormatOther, "ui header on text/plain"},
-		{ReplyHeaders{MediaType: sse, UIStream: "v2"}, FormatSniffEvents, FormatSniffEvents, "unknown ui version"},
+		{ReplyHeaders{MediaType: plain, Header: Header{"X-Vercel-Ai-Ui-Message-Stream": {"v1"}}}, FormatSniffPlain, FormatOther, "ui header on text/plain"},
+		{ReplyHeaders{MediaType: sse, Header: Header{"X-Vercel-Ai-Ui-Message-Stream": {"v2"}}}, FormatSniffEvents, FormatSniffEvents, "unknown ui version"},
 		{ReplyHeaders{MediaType: "text/html"}, FormatOther, FormatOther, "html"},
 		{ReplyHeaders{}, FormatOther, FormatOther, "no type"},
 	}
 	for _, c := range cases {
-		if got := DetectHeaders(c.h, true); got != c.on {
+		if got := DetectHeaders(RequestChat, c.h, true); got != c.on {
 			t.Errorf("%s, convert on: %v, want %v", c.annotation, got, c.on)
 		}
-		if got := DetectHeaders(c.h, false); got != c.off {
+		if got := DetectHeaders(RequestChat, c.h, false); got != c.off {
 			t.Errorf("%s, convert off: %v, want %v", c.annotation, got, c.off)
 		}
 	}

@@ -1,15 +1,19 @@
 package translate
 
-import "strings"
+import (
+	"math/bits"
+	"strings"
+)
 
 // jsonIndex is what the pass that validates a JSON reply (scanJSON) learns
 // of it on the way, so that reading the reply needs no second pass over
 // it: where the top-level members that the protocols read begin, where the
 // counts of the usage object begin, and the tools the reply names, as a
 // chat completion (choices[*].message.tool_calls[*].function.name,
-// choices[*].message.function_call.name), a Responses object (output items)
-// and an Anthropic message (content blocks) would name them: which of the
-// three it is shows only at the end (its top-level object or type).
+// choices[*].message.function_call.name), and the items of the top-level
+// members the protocols name their tools in (jsonProtocol.items: a
+// Responses object's output, an Anthropic message's content) would name
+// them: which protocol it is shows only at the end (its top level).
 //
 // Each is found as gjson's Get and ForEach would find it (the first member
 // of a name, the first one through which a path leads), as the walks of
@@ -21,7 +25,7 @@ import "strings"
 type jsonIndex struct {
 	// top holds, for each topKey, where the value of the first top-level
 	// member of that name starts (just past its colon); 0: none.
-	top   [topKeys]int
+	top   [maxTopKeys]int
 	flags uint8
 
 	// role of each open container by depth (1: the root), the deeper ones
@@ -31,6 +35,9 @@ type jsonIndex struct {
 	// (a k* constant), at depth keyDepth.
 	key      uint8
 	keyDepth int
+	// topAt is the top slot of the top-level member read last, itemsTop
+	// that of the items container being read.
+	topAt, itemsTop int
 
 	// The choice being read: its message's tool_calls and function_call
 	// found (tcDone, fcDone), where its function_call's name starts; and
@@ -51,32 +58,90 @@ type jsonIndex struct {
 }
 
 // toolRef is a tool the index found: a chat tool name, or an item (the
-// start of its type and of its name, 0: none) of a Responses output or an
-// Anthropic content.
+// start of its type and of its name, 0: none) of a protocol's items.
 type toolRef struct {
-	kind    uint8 // refChat, refOutput, refContent
+	kind    uint8 // refChat, or the top slot of the items' container
 	v, name int
 }
 
-const (
-	refChat = iota
-	refOutput
-	refContent
-)
+const refChat = 0xff
 
-// The top-level members a JSON reply is read by.
+// The top-level members every JSON reply is read by; the protocols'
+// topKeys and items get the slots after these (registerTopKeys).
 const (
 	topID = iota
 	topModel
-	topObject
-	topType
-	topChoices
 	topMeta
 	topUsage
-	topOutput
-	topContent
-	topKeys
+	topChoices
+	topFixed
+	maxTopKeys = 16
 )
+
+// topNames is the name of each top slot, topCount how many there are, and
+// topByFirst the slots whose name starts with a byte (a bit each).
+var (
+	topNames = [maxTopKeys]string{topID: "id", topModel: "model", topMeta: "meta", topUsage: "usage", topChoices: "choices"}
+	topCount = topFixed
+	// topRole is the role of the value of each top-level member.
+	topRole    = [maxTopKeys]uint8{topChoices: inChoices, topUsage: inUsage}
+	topByFirst = func() (m [256]uint16) {
+		for i, k := range topNames[:topFixed] {
+			m[k[0]] |= 1 << i
+		}
+		return m
+	}()
+	// itemsMayBeTool is, for an items slot, its protocol's mayBeTool.
+	itemsMayBeTool [maxTopKeys]func(rawType string) bool
+)
+
+// topSlotOf is the top slot named k, or -1.
+func topSlotOf(k string) int {
+	if len(k) == 0 {
+		return -1
+	}
+	for m := topByFirst[k[0]]; m != 0; m &= m - 1 {
+		if i := bits.TrailingZeros16(m); topNames[i] == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// addTopKey gives k a top slot, when it has none, and returns it.
+func addTopKey(k string) int {
+	if i := topSlotOf(k); i >= 0 {
+		return i
+	}
+	if topCount == maxTopKeys {
+		panic("translate: more top-level keys than maxTopKeys")
+	}
+	i := topCount
+	topCount++
+	topNames[i] = k
+	topByFirst[k[0]] |= 1 << i
+	return i
+}
+
+// registerTopKeys gives a JSON protocol's top-level keys their slots, and
+// its items their role.
+func registerTopKeys(j *jsonProtocol) {
+	for _, k := range j.topKeys {
+		addTopKey(k)
+	}
+	if j.items == "" {
+		return
+	}
+	i := addTopKey(j.items)
+	if topRole[i] != inNone {
+		panic("translate: two protocols name their items " + j.items)
+	}
+	may := j.mayBeTool
+	if may == nil {
+		may = func(string) bool { return true }
+	}
+	j.itemsTop, topRole[i], itemsMayBeTool[i] = i, inItems, may
+}
 
 // jsonIndex flags.
 const (
@@ -96,9 +161,8 @@ const (
 	inCall         // an object in it
 	inFunction     // a call's function, read for its name
 	inFuncCall     // a message's function_call, read for its name
-	inOutput       // the first top-level output (Responses)
-	inContent      // the first top-level content (Anthropic)
-	inItem         // an object in output or content
+	inItems        // the first top-level member a protocol names its tools' items in
+	inItem         // an object in it
 	inUsage        // the first top-level usage
 	inDetailsFirst // a usage object's prompt_tokens_details, …: inDetailsFirst + its detail*
 )
@@ -153,12 +217,12 @@ func (x *jsonIndex) member(key string, v, depth int, esc bool) {
 	}
 	k := key[1 : len(key)-1]
 	if depth == 1 {
-		t := topKeyOf(k)
+		t := topSlotOf(k)
 		if t < 0 || x.top[t] != 0 {
 			return
 		}
 		x.top[t] = v
-		x.key, x.keyDepth = topRole[t], 1
+		x.key, x.keyDepth, x.topAt = topRole[t], 1, t
 		return
 	}
 	if k == "meta" {
@@ -216,9 +280,6 @@ func (x *jsonIndex) member(key string, v, depth int, esc bool) {
 	}
 }
 
-// topRole is the role of the value of each top-level member.
-var topRole = [topKeys]uint8{topChoices: inChoices, topUsage: inUsage, topOutput: inOutput, topContent: inContent}
-
 // push records a container opened at depth len(open) (its bracket last in
 // open): its role, from its parent's and the member it is the value of.
 func (x *jsonIndex) push(open []byte) {
@@ -233,7 +294,7 @@ func (x *jsonIndex) push(open []byte) {
 	c := open[d-1]
 	var r uint8
 	switch parent := x.role[d-2]; {
-	case parent == inChoices || parent == inToolCalls || parent == inOutput || parent == inContent:
+	case parent == inChoices || parent == inToolCalls || parent == inItems:
 		// Their elements (or, in an object, its values: gjson's ForEach
 		// visits both alike).
 		if c == '{' {
@@ -241,8 +302,11 @@ func (x *jsonIndex) push(open []byte) {
 		}
 	case x.keyDepth == d-1 && x.key != kNone && x.key < kToolName:
 		r = x.key
-		if wantArray := r == inToolCalls; (c == '[') != wantArray && !(r == inChoices || r == inOutput || r == inContent) {
+		if wantArray := r == inToolCalls; (c == '[') != wantArray && !(r == inChoices || r == inItems) {
 			r = inNone
+		}
+		if r == inItems {
+			x.itemsTop = x.topAt
 		}
 	}
 	x.key = kNone
@@ -258,7 +322,7 @@ func (x *jsonIndex) push(open []byte) {
 }
 
 // elementRole is the role of an object element of a container.
-var elementRole = [inDetailsFirst]uint8{inChoices: inChoice, inToolCalls: inCall, inOutput: inItem, inContent: inItem}
+var elementRole = [inDetailsFirst]uint8{inChoices: inChoice, inToolCalls: inCall, inItems: inItem}
 
 // pop records the close of the container at depth d: a choice's
 // function_call name, an item that may name a tool, go into refs.
@@ -273,11 +337,7 @@ func (x *jsonIndex) pop(d int) {
 		}
 	case inItem:
 		if x.itemTool {
-			kind := uint8(refOutput)
-			if x.role[d-2] == inContent {
-				kind = refContent
-			}
-			x.ref(kind, x.itemType, x.itemName)
+			x.ref(uint8(x.itemsTop), x.itemType, x.itemName)
 		}
 	}
 	x.role[d-1] = inNone
@@ -290,10 +350,9 @@ func (x *jsonIndex) str(raw string, v int) {
 	case kToolName:
 		x.ref(refChat, v, 0)
 	case kItemType:
-		// A Responses tool item's type ends in _call (SPEC 4.4), an
-		// Anthropic tool block's in tool_use (4.5); one with an escape may
-		// spell either.
-		x.itemTool = strings.HasSuffix(raw, `_call"`) || strings.HasSuffix(raw, `tool_use"`) || strings.IndexByte(raw, '\\') >= 0
+		// Whether the item's type may name a tool, by its protocol; one
+		// with an escape may spell any.
+		x.itemTool = itemsMayBeTool[x.itemsTop](raw) || strings.IndexByte(raw, '\\') >= 0
 	}
 	x.key = kNone
 }
@@ -305,45 +364,6 @@ func (x *jsonIndex) ref(kind uint8, v, name int) {
 	}
 	x.refs[x.nrefs] = toolRef{kind, v, name}
 	x.nrefs++
-}
-
-// topKeyOf is the topKey named k, or -1.
-func topKeyOf(k string) int {
-	switch len(k) {
-	case 2:
-		if k == "id" {
-			return topID
-		}
-	case 4:
-		switch k {
-		case "type":
-			return topType
-		case "meta":
-			return topMeta
-		}
-	case 5:
-		switch k {
-		case "model":
-			return topModel
-		case "usage":
-			return topUsage
-		}
-	case 6:
-		switch k {
-		case "object":
-			return topObject
-		case "output":
-			return topOutput
-		}
-	case 7:
-		switch k {
-		case "choices":
-			return topChoices
-		case "content":
-			return topContent
-		}
-	}
-	return -1
 }
 
 // usageKeyOf is the slot of a count a usage object names k, or the

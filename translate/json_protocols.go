@@ -2,54 +2,80 @@ package translate
 
 import "github.com/tidwall/gjson"
 
-// jsonProtocol is a JSON reply protocol that carries the meta as a
-// top-level key (the Responses object, the Anthropic message): read reads
-// the reply into the record the general way (gjson: its text for run-once,
-// keys with escapes); readIndexed reads a forwarded one by the index of the
-// pass that validated it. The chat completion (json_reply.go) has rules of
-// its own (choices' meta, structured replies).
+// jsonProtocol is the reading of a protocol's JSON replies that carry the
+// meta as a top-level key (the Responses object, the Anthropic message):
+// is recognises one by its top level; read reads the reply into the record
+// the general way (gjson: its text for run-once, keys with escapes). A
+// protocol that names items (items, mayBeTool, toolOf) and a usage reading
+// is also read by the index of the pass that validated the reply
+// (readIndexed). The chat completion, which no protocol claims, has rules
+// of its own (json_reply.go: choices' meta, structured replies).
 type jsonProtocol struct {
-	name string
-	read func(root gjson.Result, rep *Reply, text bool)
-	// items is the top-level member whose items name the tools (refs of
-	// the index of that kind), toolOf the tool an item's type names (SPEC
-	// 4.4, 4.5).
-	items  int
-	refs   uint8
-	toolOf func(t string) (tool string, byName bool)
-	usage  *usageReading
+	// topKeys are the top-level members is reads: the index records them.
+	topKeys []string
+	is      func(t jsonTop) bool
+	read    func(root gjson.Result, rep *Reply, text bool)
+
+	// items is the top-level member whose items name the tools (SPEC 4.4,
+	// 4.5): the index records, of each item whose type's JSON text (quotes
+	// included) mayBeTool, where its type and name are; toolOf says the
+	// tool an item's type names. Without items the reply is read by read.
+	items     string
+	mayBeTool func(rawType string) bool
+	toolOf    func(t string) (tool string, byName bool)
+	usage     *usageReading
+
+	itemsTop int // the top slot of items (registration)
 }
 
-// jsonProtocols recognise a JSON reply by its top level (SPEC 4): the one
-// registration line of each such protocol.
-var (
-	responsesJSON = &jsonProtocol{"responses", readResponse, topOutput, refOutput, responsesToolOf, &responsesUsageReading}
-	anthropicJSON = &jsonProtocol{"anthropic", readMessage, topContent, refContent, anthropicToolOf, &anthropicUsageReading}
-)
+// jsonTop is a JSON reply's top level as a protocol's is reads it: by the
+// index (x), or the general way when its keys may hold escapes (x nil).
+type jsonTop struct {
+	s string
+	x *jsonIndex
+}
+
+// str returns the value of the first top-level member key when it is a
+// string. key must be one of the protocol's topKeys.
+func (t jsonTop) str(key string) (string, bool) {
+	if t.x == nil {
+		v := gjson.Get(t.s, key)
+		return v.Str, v.Type == gjson.String
+	}
+	return t.x.topStr(t.s, topSlotOf(key))
+}
+
+// kind returns the first byte of the value of the first top-level member
+// key ('{', '[', '"', 't', …), 0 when there is none. key must be one of
+// the protocol's topKeys.
+func (t jsonTop) kind(key string) byte {
+	if t.x == nil {
+		v := gjson.Get(t.s, key)
+		if !v.Exists() {
+			return 0
+		}
+		return v.Raw[0]
+	}
+	v, ok := t.x.at(t.s, topSlotOf(key))
+	if !ok {
+		return 0
+	}
+	return t.s[v]
+}
 
 // jsonProtocolOf returns the protocol of a JSON reply, nil for a chat
-// completion: "object":"response" is a Responses object, "type":"message"
-// an Anthropic message.
-func jsonProtocolOf(root gjson.Result) *jsonProtocol {
-	if o := root.Get("object"); o.Type == gjson.String && o.Str == "response" {
-		return responsesJSON
-	}
-	if t := root.Get("type"); t.Type == gjson.String && t.Str == "message" {
-		return anthropicJSON
+// completion (SPEC 4 table: the protocols in registration order).
+func jsonProtocolOf(t jsonTop) *jsonProtocol {
+	for _, p := range protocols {
+		if j := p.json; j != nil && j.is(t) {
+			return j
+		}
 	}
 	return nil
 }
 
-// protocol is jsonProtocolOf by the index.
-func (x *jsonIndex) protocol(s string) *jsonProtocol {
-	if o, ok := x.topStr(s, topObject); ok && o == "response" {
-		return responsesJSON
-	}
-	if t, ok := x.topStr(s, topType); ok && t == "message" {
-		return anthropicJSON
-	}
-	return nil
-}
+// indexable reports whether the index records what readIndexed reads.
+func (p *jsonProtocol) indexable() bool { return p.items != "" && p.usage != nil }
 
 // readIndexed reads a reply of the protocol by its index, in the order of
 // read (readHead, then the items), without its text: the usage and its
@@ -61,13 +87,13 @@ func (p *jsonProtocol) readIndexed(s string, x *jsonIndex, rep *Reply, opts *JSO
 		rep.Meta.mergeResult(gjson.Parse(s[v:end]))
 	}
 	if x.flags&idxManyTools != 0 {
-		if v, ok := x.at(s, p.items); ok {
+		if v, ok := x.at(s, p.itemsTop); ok {
 			walkToolItems(s, v, &rep.Meta, p.toolOf)
 		}
 		return
 	}
 	for _, r := range x.refs[:x.nrefs] {
-		if r.kind == p.refs {
+		if int(r.kind) == p.itemsTop {
 			name := r.name
 			if name == 0 {
 				name = -1
@@ -85,7 +111,7 @@ func (p *jsonProtocol) readIndexed(s string, x *jsonIndex, rep *Reply, opts *JSO
 func JSONReplyText(body []byte, rep *Reply) (content, errMsg string, isErr bool) {
 	s := unsafeString(body)
 	root := gjson.Parse(s)
-	if jsonProtocolOf(root) != nil {
+	if jsonProtocolOf(jsonTop{s: s}) != nil {
 		content = rep.Content()
 		if content != "" {
 			return content, "", false

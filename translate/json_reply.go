@@ -92,13 +92,13 @@ func (p *jsonPlan) rewrite(extra *Meta, opts *JSONOptions) (*Meta, bool) {
 // indexed: its protocol (nil: a chat completion), and, for a chat
 // completion, the indices of the choices with a meta.
 func readJSONReply(s string, x *jsonIndex, indexed bool, rep *Reply, opts *JSONOptions) (proto *jsonProtocol, choiceMeta []int) {
+	top := jsonTop{s: s}
 	if indexed {
-		proto = x.protocol(s)
-	} else {
-		proto = jsonProtocolOf(gjson.Parse(s))
+		top.x = x
 	}
+	proto = jsonProtocolOf(top)
 	switch {
-	case proto != nil && indexed && !rep.WantContent:
+	case proto != nil && indexed && !rep.WantContent && proto.indexable():
 		proto.readIndexed(s, x, rep, opts)
 	case proto != nil:
 		proto.read(gjson.Parse(s), rep, rep.WantContent)

@@ -24,7 +24,7 @@ func rewriteJSONReplyRef(body []byte, extra *Meta, opts JSONOptions) (out []byte
 	}
 	rep := opts.newReply()
 	rep.Terminal = true
-	if p := jsonProtocolOf(root); p != nil {
+	if p := jsonProtocolOf(jsonTop{s: root.Raw}); p != nil {
 		return rewriteTopLevelMetaRef(body, root, rep, extra, p, opts), &rep.Meta, true
 	}
 	meta = &rep.Meta

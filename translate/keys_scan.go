@@ -5,24 +5,73 @@ import (
 	"math/bits"
 )
 
-// Keys an event's JSON is looked up for, found by scanKeys.
+// keySet flags the keys an event's JSON holds, by the key scan: the two
+// every stream is read for, then its protocol's own keys (protocol.keys),
+// keyProtocol<<i for the i-th.
+type keySet uint16
+
 const (
-	hasMeta     = 1 << iota // "meta"
-	hasToolCall             // "tool_calls"
-	hasFuncCall             // "function_call"
-	hasError                // "error"
-	hasName                 // "name"
-	hasUsage                // "usage"
+	keyMeta     keySet = 1 << iota // "meta": an upstream meta to merge (SPEC 4.1)
+	keyError                       // "error": an error event (SPEC 4.3)
+	keyProtocol                    // the first of the protocol's keys
 )
 
-// scanKeys reports which of the quoted strings "meta", "tool_calls",
-// "function_call", "error", "name" and "usage" occur in data, exactly as
-// bytes.Contains would for each, in one pass: it visits every '"' (eight
-// bytes at a time, SWAR) and looks at what follows. Most events of a
-// stream have none of them, so this is what keeps them off gjson's path.
-func scanKeys(data []byte) (set uint8) {
-	for k := nextQuoted(data, 0, &keyFirst); k >= 0; k = nextQuoted(data, k, &keyFirst) {
-		set |= keyAt(data[k:])
+// engineKeys are the keys every stream is scanned for.
+var engineKeys = [...]string{"meta", "error"}
+
+// maxProtocolKeys is how many keys of its own a protocol may list.
+const maxProtocolKeys = 14
+
+// keyTable is what the key scan looks for in one protocol's events: the
+// keys (each with its closing quote) by first byte, in order, and the
+// length of the longest, quotes included.
+type keyTable struct {
+	at   [256]uint8 // 1 + the index in keys of the first key starting with the byte; 0: none
+	keys []scanKey  // grouped by first byte
+	span int
+}
+
+// scanKey is a key the scan looks for, with its closing quote, and its flag.
+type scanKey struct {
+	quoted string
+	flag   keySet
+}
+
+// newKeyTable is the table of the engine's keys and a protocol's.
+func newKeyTable(own []string) keyTable {
+	if len(own) > maxProtocolKeys {
+		panic("translate: a protocol lists more than maxProtocolKeys keys")
+	}
+	var t keyTable
+	var all []scanKey
+	for i, k := range engineKeys {
+		all = append(all, scanKey{k + `"`, 1 << i})
+	}
+	for i, k := range own {
+		all = append(all, scanKey{k + `"`, keyProtocol << i})
+	}
+	for c := 0; c < 256; c++ { // grouped by first byte, in order
+		for _, k := range all {
+			if k.quoted[0] == byte(c) {
+				if t.at[c] == 0 {
+					t.at[c] = uint8(len(t.keys) + 1)
+				}
+				t.keys = append(t.keys, k)
+				t.span = max(t.span, len(k.quoted)+1)
+			}
+		}
+	}
+	return t
+}
+
+// scanKeys reports which of the keys of t occur as quoted strings in data,
+// exactly as bytes.Contains would for each, in one pass: it visits every
+// '"' (eight bytes at a time, SWAR) and looks at what follows. Most events
+// of a stream have none of them, so this is what keeps them off gjson's
+// path.
+func scanKeys(data []byte, t *keyTable) (set keySet) {
+	for k := nextQuoted(data, 0, &t.at); k >= 0; k = nextQuoted(data, k, &t.at) {
+		set |= t.keyAt(data[k:])
 	}
 	return set
 }
@@ -32,59 +81,36 @@ func scanKeys(data []byte) (set uint8) {
 // time (SWAR), and a string whose first byte is not marked costs no call.
 // A '#' right after a quote can be taken for one (the borrow of the test),
 // which only ever adds a candidate.
-func nextQuoted(data []byte, i int, first *[256]bool) int {
+func nextQuoted(data []byte, i int, first *[256]uint8) int {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	for ; i+8 <= len(data); i += 8 {
 		x := binary.LittleEndian.Uint64(data[i:]) ^ (lo * '"')
 		for m := (x - lo) &^ x & hi; m != 0; m &= m - 1 { // high bit set in each byte that was '"'
-			if k := i + bits.TrailingZeros64(m)>>3 + 1; k < len(data) && first[data[k]] {
+			if k := i + bits.TrailingZeros64(m)>>3 + 1; k < len(data) && first[data[k]] != 0 {
 				return k
 			}
 		}
 	}
 	for ; i < len(data); i++ {
-		if data[i] == '"' && i+1 < len(data) && first[data[i+1]] {
+		if data[i] == '"' && i+1 < len(data) && first[data[i+1]] != 0 {
 			return i + 1
 		}
 	}
 	return -1
 }
 
-// scanKey is a key scanKeys looks for, with its closing quote, and its
-// flag, listed once by first letter: no two may share one (the literal
-// would not compile), so the first letter tells which one a string can be.
-type scanKey struct {
-	quoted string
-	flag   uint8
-}
-
-var scanKeyOf = [256]scanKey{
-	'm': {`meta"`, hasMeta},
-	't': {`tool_calls"`, hasToolCall},
-	'f': {`function_call"`, hasFuncCall},
-	'e': {`error"`, hasError},
-	'n': {`name"`, hasName},
-	'u': {`usage"`, hasUsage},
-}
-
-// keyFirst marks the first letters of the keys scanKeys looks for: most
-// strings start with another one and are passed over without a call.
-var keyFirst = func() (first [256]bool) {
-	for c, k := range scanKeyOf {
-		first[c] = k.quoted != ""
-	}
-	return first
-}()
-
-// keyAt tells which key, with its closing quote, r starts with.
-func keyAt(r []byte) uint8 {
+// keyAt tells which keys, with their closing quote, r starts with.
+func (t *keyTable) keyAt(r []byte) (set keySet) {
 	if len(r) == 0 {
 		return 0
 	}
-	if k := &scanKeyOf[r[0]]; k.quoted != "" && len(r) >= len(k.quoted) && string(r[:len(k.quoted)]) == k.quoted {
-		return k.flag
+	c := r[0]
+	for i := int(t.at[c]) - 1; i >= 0 && i < len(t.keys) && t.keys[i].quoted[0] == c; i++ {
+		if k := &t.keys[i]; len(r) >= len(k.quoted) && string(r[:len(k.quoted)]) == k.quoted {
+			set |= k.flag
+		}
 	}
-	return 0
+	return set
 }
 
 // keyScanner is scanKeys over the events of one stream, which may begin
@@ -95,22 +121,24 @@ func keyAt(r []byte) uint8 {
 // an event that repeats it, up to where that one held its first key: that
 // part cannot hold one.
 type keyScanner struct {
-	held      []byte // the event held (hold): later ones are compared with it
-	heldFirst int    // where held's first key begins (its quote); len(held): none
-	first     int    // where the last scanned event's first key begins; len: none
-	shared    int    // how many bytes the last scanned event shares with held
+	table     *keyTable // the stream's protocol's keys
+	held      []byte    // the event held (hold): later ones are compared with it
+	heldFirst int       // where held's first key begins (its quote); len(held): none
+	first     int       // where the last scanned event's first key begins; len: none
+	shared    int       // how many bytes the last scanned event shares with held
 }
 
-// scan is scanKeys(data).
-func (k *keyScanner) scan(data []byte) (set uint8) {
+// scan is scanKeys(data, k.table).
+func (k *keyScanner) scan(data []byte) (set keySet) {
 	// A key that lies wholly in the bytes data shares with held lies in
 	// held too, at the same place, and held has none before heldFirst: so
 	// none begins before from.
 	k.shared = commonPrefix(data, k.held)
-	from := min(k.heldFirst, max(0, k.shared-maxKeySpan+1))
+	t := k.table
+	from := min(k.heldFirst, max(0, k.shared-t.span+1))
 	k.first = len(data)
-	for i := nextQuoted(data, from, &keyFirst); i >= 0; i = nextQuoted(data, i, &keyFirst) {
-		if key := keyAt(data[i:]); key != 0 {
+	for i := nextQuoted(data, from, &t.at); i >= 0; i = nextQuoted(data, i, &t.at) {
+		if key := t.keyAt(data[i:]); key != 0 {
 			set |= key
 			k.first = min(k.first, i-1)
 		}
@@ -141,9 +169,6 @@ func (k *keyScanner) offer(data []byte) {
 
 // maxOffer bounds the copy offer keeps: deltas are a few hundred bytes.
 const maxOffer = 4 << 10
-
-// maxKeySpan is the length of the longest key looked for, with its quotes.
-const maxKeySpan = len(`"function_call"`)
 
 // commonPrefix returns the length of the longest common prefix of a and b,
 // comparing eight bytes at a time. (Written so that the compiler drops

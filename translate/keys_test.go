@@ -11,8 +11,8 @@ import (
 )
 
 // scanKeys must find exactly what the six bytes.Contains it replaces find.
-func containsKeys(data []byte) (set uint8) {
-	for bit, k := range map[uint8]string{hasMeta: `"meta"`, hasToolCall: `"tool_calls"`, hasFuncCall: `"function_call"`, hasError: `"error"`, hasName: `"name"`, hasUsage: `"usage"`} {
+func containsKeys(data []byte) (set keySet) {
+	for bit, k := range map[keySet]string{keyMeta: `"meta"`, hasToolCall: `"tool_calls"`, hasFuncCall: `"function_call"`, keyError: `"error"`, hasName: `"name"`, hasUsage: `"usage"`} {
 		if bytes.Contains(data, []byte(k)) {
 			set |= bit
 		}
@@ -28,7 +28,7 @@ func TestScanKeys(t *testing.T) {
 		`{"usage":{}}`, `"usage`, `"usag"`,
 	}
 	for _, c := range cases {
-		if got, want := scanKeys([]byte(c)), containsKeys([]byte(c)); got != want {
+		if got, want := scanKeys([]byte(c), &chatProtocol.keyTable), containsKeys([]byte(c)); got != want {
 			t.Errorf("scanKeys(%q) = %b, want %b", c, got, want)
 		}
 	}
@@ -39,7 +39,7 @@ func TestScanKeys(t *testing.T) {
 		for k := rng.Intn(12); k > 0; k-- {
 			b = append(b, words[rng.Intn(len(words))]...)
 		}
-		if got, want := scanKeys(b), containsKeys(b); got != want {
+		if got, want := scanKeys(b, &chatProtocol.keyTable), containsKeys(b); got != want {
 			t.Fatalf("scanKeys(%q) = %b, want %b", b, got, want)
 		}
 	}
@@ -48,7 +48,7 @@ func TestScanKeys(t *testing.T) {
 func FuzzScanKeys(f *testing.F) {
 	f.Add([]byte(`{"meta":{"tools_used":["x"]},"error":1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := scanKeys(b), containsKeys(b); got != want {
+		if got, want := scanKeys(b, &chatProtocol.keyTable), containsKeys(b); got != want {
 			t.Fatalf("scanKeys(%q) = %b, want %b", b, got, want)
 		}
 	})
@@ -88,7 +88,7 @@ func refToolNames(s string) []string {
 
 func newToolNames(s string) []string {
 	var names []string
-	keys := scanKeys([]byte(s))
+	keys := scanKeys([]byte(s), &chatProtocol.keyTable)
 	if keys&(hasToolCall|hasFuncCall) != 0 && keys&hasName != 0 {
 		deltaToolNames(s, keys, func(n string) { names = append(names, n) })
 	}
@@ -148,7 +148,7 @@ func TestKeyScannerSameAsScanKeys(t *testing.T) {
 	}
 	skipped := 0
 	for run := 0; run < 200; run++ {
-		var k keyScanner
+		k := keyScanner{table: &chatProtocol.keyTable}
 		for n := 0; n < 50; n++ {
 			// A shape, or a shape with a tail of its own.
 			ev := append([]byte(nil), shapes[rng.Intn(len(shapes))]...)
@@ -157,10 +157,10 @@ func TestKeyScannerSameAsScanKeys(t *testing.T) {
 					ev = append(ev, words[rng.Intn(len(words))]...)
 				}
 			}
-			if len(k.held) > 0 && commonPrefix(ev, k.held) > maxKeySpan {
+			if len(k.held) > 0 && commonPrefix(ev, k.held) > chatProtocol.keyTable.span {
 				skipped++
 			}
-			if got, want := k.scan(ev), scanKeys(ev); got != want {
+			if got, want := k.scan(ev), scanKeys(ev, &chatProtocol.keyTable); got != want {
 				t.Fatalf("after %q: scan(%q) = %b, scanKeys %b", k.held, ev, got, want)
 			}
 			if rng.Intn(3) > 0 {
@@ -180,7 +180,7 @@ func TestKeyScannerSameAsScanKeys(t *testing.T) {
 func TestKeyScannerSkipsRepeatedHead(t *testing.T) {
 	a := []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","model":"m","choices":[{"delta":{"content":"Hi"}}]}`)
 	b := []byte(`{"id":"chatcmpl-1","object":"chat.completion.chunk","model":"m","choices":[{"delta":{"content":"there"}}]}`)
-	var k keyScanner
+	k := keyScanner{table: &chatProtocol.keyTable}
 	k.scan(a)
 	k.hold(a)
 	// The scan trusts what it found in the chunk it holds: its head held no
@@ -189,7 +189,7 @@ func TestKeyScannerSkipsRepeatedHead(t *testing.T) {
 	planted := append([]byte(nil), b...)
 	copy(planted[1:], `"meta"`)
 	copy(k.held[1:], `"meta"`)
-	if got := k.scan(planted); got&hasMeta != 0 {
+	if got := k.scan(planted); got&keyMeta != 0 {
 		t.Errorf("a key in the repeated head was looked at again (%b): the head is not skipped", got)
 	}
 }
@@ -218,9 +218,9 @@ func TestCommonPrefix(t *testing.T) {
 func TestKeyScannerOffer(t *testing.T) {
 	small := []byte(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}`)
 	large := []byte(`{"type":"message_stop","x":"` + strings.Repeat("a", maxOffer) + `","meta":{}}`)
-	var k keyScanner
+	k := keyScanner{table: &chatProtocol.keyTable}
 	for _, ev := range [][]byte{small, small, large, small, large, large, small} {
-		if got, want := k.scan(ev), scanKeys(ev); got != want {
+		if got, want := k.scan(ev), scanKeys(ev, &chatProtocol.keyTable); got != want {
 			t.Fatalf("scan(%.40q…) = %b, scanKeys %b", ev, got, want)
 		}
 		k.offer(ev)

@@ -29,27 +29,6 @@ type RequestOptions struct {
 	StreamUsage bool
 }
 
-// RequestKind is the protocol a request speaks, by its path and headers.
-type RequestKind uint8
-
-const (
-	RequestChat      RequestKind = iota // chat completions
-	RequestResponses                    // OpenAI Responses (path ends in /responses)
-	RequestAnthropic                    // Anthropic Messages (/messages, or an anthropic-version header)
-)
-
-// RequestKindOf reads a request's protocol from its path and whether it
-// carries an anthropic-version header.
-func RequestKindOf(path string, anthropicVersion bool) RequestKind {
-	switch {
-	case strings.HasSuffix(path, "/responses"):
-		return RequestResponses
-	case strings.HasSuffix(path, "/messages") || anthropicVersion:
-		return RequestAnthropic
-	}
-	return RequestChat
-}
-
 // RequestResult is what RewriteRequest made of a chat request.
 type RequestResult struct {
 	// Body is the body to send upstream; the input itself when unchanged.
@@ -127,7 +106,7 @@ func rewriteRequestParsed(body []byte, opts RequestOptions) (res RequestResult, 
 			res.Body, res.Changed = next, true
 		}
 	}
-	if opts.Kind != RequestChat {
+	if !opts.Kind.Chat() {
 		return res, true // the flags removed, nothing else changes
 	}
 	if opts.StreamUsage && stream {

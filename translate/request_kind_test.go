@@ -31,8 +31,8 @@ func TestRequestKindOf(t *testing.T) {
 		{"", false, RequestChat},
 	}
 	for _, c := range cases {
-		if got := RequestKindOf(c.path, c.anthropic); got != c.want {
-			t.Errorf("%q (anthropic-version %v): %d, want %d", c.path, c.anthropic, got, c.want)
+		if got := RequestKindOf(c.path, anthropicHeader(c.anthropic)); got != c.want {
+			t.Errorf("%q (anthropic-version %v): %v, want %v", c.path, c.anthropic, got, c.want)
 		}
 	}
 }
@@ -179,13 +179,13 @@ func TestRewriteRequestOtherKinds(t *testing.T) {
 			continue
 		}
 		if !res.Changed || !sameJSON(t, string(res.Body), c.want) {
-			t.Fatalf("kind %d:\n got %s\nwant %s", c.kind, res.Body, c.want)
+			t.Fatalf("kind %v:\n got %s\nwant %s", c.kind, res.Body, c.want)
 		}
 		if res.Structured || res.WithholdUsage || !res.Meta.Empty() {
-			t.Fatalf("kind %d: structured %v, withhold usage %v, meta %s", c.kind, res.Structured, res.WithholdUsage, res.Meta.JSON())
+			t.Fatalf("kind %v: structured %v, withhold usage %v, meta %s", c.kind, res.Structured, res.WithholdUsage, res.Meta.JSON())
 		}
 		if wantRunOnce := bytes.Contains([]byte(c.body), []byte(`"run_once":true`)) || bytes.Contains([]byte(c.body), []byte(`"return_final_only":true`)); res.RunOnce != wantRunOnce {
-			t.Fatalf("kind %d: RunOnce %v", c.kind, res.RunOnce)
+			t.Fatalf("kind %v: RunOnce %v", c.kind, res.RunOnce)
 		}
 	}
 }
@@ -225,4 +225,12 @@ func TestMatchModel(t *testing.T) {
 			t.Errorf("MatchModel(%q, %q) = %v, want %v", c.glob, c.model, got, c.want)
 		}
 	}
+}
+
+// anthropicHeader is a request's headers with an anthropic-version or not.
+func anthropicHeader(on bool) Header {
+	if !on {
+		return nil
+	}
+	return Header{"Anthropic-Version": {"2023-06-01"}}
 }

@@ -28,7 +28,7 @@ func RequestUnchanged(body []byte, opts RequestOptions) bool {
 	if opts.MaxPromptChars > 0 || bytes.Contains(body, unicodeEscape) {
 		return false
 	}
-	flag, stream := requestKeys(body, opts.StreamUsage && opts.Kind == RequestChat)
+	flag, stream := requestKeys(body, opts.StreamUsage && opts.Kind.Chat())
 	return !flag && (!stream || asksStreamUsage(unsafeString(body)))
 }
 
@@ -79,7 +79,7 @@ func asksStreamUsage(s string) bool {
 // added at its end, byte for byte as sjson adds it (askStreamUsage). ok
 // is false when the request is not that one; RewriteRequest then reads it.
 func askUsageOnly(body []byte, opts RequestOptions) (res RequestResult, ok bool) {
-	if opts.Kind != RequestChat || !opts.StreamUsage || opts.MaxPromptChars > 0 ||
+	if !opts.Kind.Chat() || !opts.StreamUsage || opts.MaxPromptChars > 0 ||
 		bytes.Contains(body, unicodeEscape) || strings.Contains(unsafeString(body), keyStreamOptions) {
 		return res, false
 	}
@@ -118,7 +118,7 @@ func appendMember(s string, root int, member string) []byte {
 }
 
 // requestKeyFirst marks the first letters of the flags and of "stream".
-var requestKeyFirst = [256]bool{'r': true, 'e': true, 's': true}
+var requestKeyFirst = [256]uint8{'r': 1, 'e': 1, 's': 1}
 
 // What requestKeyAt finds.
 const (

@@ -6,8 +6,47 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// The OpenAI Responses API (SPEC 4.4): its events and its JSON reply, read
-// into a Reply, with the meta carried in the response object.
+// The OpenAI Responses API (SPEC 4.4): its requests, its events and its
+// JSON reply, read into a Reply, with the meta carried in the response
+// object.
+
+// FormatResponses is a Responses event stream (numbered at registration).
+var FormatResponses Format
+
+// RequestResponses is a Responses request.
+var RequestResponses = RequestKind{&responsesProtocol}
+
+var responsesProtocol = protocol{
+	name:   "responses",
+	format: &FormatResponses,
+	// A request whose path ends in /responses.
+	request: func(path string, _ Header) bool { return strings.HasSuffix(path, "/responses") },
+	// A stream whose first event's type starts with "response.".
+	startsEvents: func(ev *firstEvent) bool { return ev.hasType && isResponsesType(ev.typ) },
+	events:       func(w *SSERewriter) eventDialect { return &responsesDialect{w: w} },
+	json: &jsonProtocol{
+		// A JSON reply with "object":"response".
+		topKeys: []string{"object"},
+		is: func(t jsonTop) bool {
+			o, ok := t.str("object")
+			return ok && o == "response"
+		},
+		read:      readResponse,
+		items:     "output",
+		mayBeTool: func(rawType string) bool { return strings.HasSuffix(rawType, `_call"`) },
+		toolOf:    responsesToolOf,
+		usage:     &responsesUsageReading,
+	},
+}
+
+// IsResponsesEvent reports whether an event's data is an OpenAI Responses
+// event: a JSON object whose type starts with "response." (SPEC 4).
+func IsResponsesEvent(data []byte) bool {
+	t, ok := typeOf(data)
+	return ok && isResponsesType(t)
+}
+
+func isResponsesType(t string) bool { return strings.HasPrefix(t, "response.") }
 
 // responsesDialect reads a Responses event stream. Every event passes as it
 // came except the terminal one, whose response object gains the meta.
@@ -24,7 +63,7 @@ func responsesTerminal(t string) bool {
 // The API has no [DONE], but some gateways add one after the terminal event.
 func (d *responsesDialect) doneEvent() verdict { return vForward }
 
-func (d *responsesDialect) object(_, data []byte, s string, keys uint8) verdict {
+func (d *responsesDialect) object(_, data []byte, s string, keys keySet) verdict {
 	d.w.noteError(s, keys)
 	d.w.keys.offer(data) // the next event's key scan skips what repeats it
 	rep := d.w.reply

@@ -28,8 +28,8 @@ type SSEOptions struct {
 	// Warn, when set, is told of each fallback by a short reason code
 	// (never content).
 	Warn func(reason string)
-	// Protocol is the stream's event protocol: FormatSSE (OpenAI chat
-	// chunks, the default), FormatResponses or FormatAnthropic.
+	// Protocol is the stream's event protocol, the format of a registered
+	// protocol with events (protocols.go); any other is chat's (FormatSSE).
 	Protocol Format
 	// Reply, when set, is the record the stream is read into, shared with
 	// the caller (and a converter in front); otherwise the rewriter keeps
@@ -65,7 +65,6 @@ type SSERewriter struct {
 	scratch []byte // joined data of multi-line events
 	keys    keyScanner
 	wbuf    []byte // output of the current Write that is not a slice of its input
-	chat    chatDialect
 
 	// Pending output: a run of untouched events that lie one after another in
 	// the caller's buffer, written with one call.
@@ -104,7 +103,12 @@ func NewSSERewriter(out io.Writer, opts SSEOptions, meta *Meta) *SSERewriter {
 	if meta != nil {
 		r.reply.Meta.Merge(meta)
 	}
-	r.dialect = dialectFor(r, opts.Protocol)
+	p := protocolOf(opts.Protocol)
+	if p == nil || p.events == nil {
+		p = &chatProtocol
+	}
+	r.keys.table = &p.keyTable
+	r.dialect = p.events(r)
 	return r
 }
 
@@ -162,8 +166,9 @@ const (
 // event adds to the record, and how the protocol carries meta at the end.
 type eventDialect interface {
 	// object reads an event whose data is a JSON object; keys tells which
-	// of the looked-for keys its bytes hold (scanKeys, keyScanner).
-	object(raw, data []byte, s string, keys uint8) verdict
+	// of the keys the scan looks for (the engine's, then the protocol's
+	// own: keySet) its bytes hold.
+	object(raw, data []byte, s string, keys keySet) verdict
 	// doneEvent says what becomes of data: [DONE].
 	doneEvent() verdict
 	// end writes the protocol's ending once the reply has ended: term is
@@ -199,7 +204,7 @@ func (r *SSERewriter) Event(raw []byte) {
 	}
 	s := unsafeString(data)
 	keys := r.keys.scan(data)
-	if keys&hasMeta != 0 && r.upstreamMeta(s) {
+	if keys&keyMeta != 0 && r.upstreamMeta(s) {
 		return // withheld: its meta joins the final one
 	}
 	r.act(raw, r.dialect.object(raw, data, s, keys))
@@ -247,8 +252,8 @@ func (r *SSERewriter) end(term []byte) {
 }
 
 // noteError records the message of an error event (SPEC 4.3).
-func (r *SSERewriter) noteError(s string, keys uint8) {
-	if keys&hasError == 0 {
+func (r *SSERewriter) noteError(s string, keys keySet) {
+	if keys&keyError == 0 {
 		return
 	}
 	if msg, isErr := errorEvent(s); isErr {
@@ -480,47 +485,4 @@ func within(outer, b []byte) bool {
 	o := uintptr(unsafe.Pointer(&outer[0]))
 	x := uintptr(unsafe.Pointer(&b[0]))
 	return x >= o && x+uintptr(len(b)) <= o+uintptr(len(outer))
-}
-
-// dialectFor is the reading of an event protocol: the registration of each
-// protocol a stream is forwarded in.
-func dialectFor(r *SSERewriter, f Format) eventDialect {
-	switch f {
-	case FormatResponses:
-		return &responsesDialect{w: r}
-	case FormatAnthropic:
-		return &anthropicDialect{w: r, block: -1}
-	}
-	r.chat.w = r
-	return &r.chat
-}
-
-// WriteMadeDeltas writes chunks a stream converter made (SPEC 5), each a
-// chat chunk with nothing but a text delta, after the first chunk of the
-// stream: count of them, content their content deltas joined. They go out
-// as Write would send them, without being split and read again: what the
-// chat dialect would take from them (the events, the text a consumer
-// waits for) is taken here. It reports false, having done nothing, when
-// they must be read as any other event: a structured reply reads each
-// delta, and after the end events pass as they are.
-func (r *SSERewriter) WriteMadeDeltas(p []byte, count int, content string) (bool, error) {
-	if r.err != nil {
-		return true, r.err
-	}
-	if r.done || r.opts.Structured != nil || r.dialect != eventDialect(&r.chat) {
-		return false, nil
-	}
-	if r.opts.Stats != nil {
-		r.opts.Stats.Events += int64(count)
-	}
-	if rep := r.reply; content != "" && (rep.WantContent || rep.WaitsForText()) {
-		rep.SawText()
-		rep.AddText(content)
-	}
-	r.dropLF = false
-	r.emitCopy(p)
-	if r.err == nil && r.reply.TooLarge() {
-		r.err = ErrContentTooLarge
-	}
-	return true, r.err
 }

@@ -64,16 +64,14 @@ func NewChatID() string {
 // too, for what it knows of the stream.
 func OpenStream(f Format, out io.Writer, sse SSEOptions, conv ConvertOptions, requestMeta *Meta) (io.WriteCloser, *SSERewriter) {
 	sse.Protocol = f
-	if f.Converted() {
+	p := protocolOf(f)
+	if p != nil && p.convert != nil {
 		sse.Protocol = FormatSSE // converters write chat chunks
 	}
 	rw := NewSSERewriter(out, sse, requestMeta)
 	conv.Reply = rw.Reply()
-	switch f {
-	case FormatDataStream:
-		return NewDataStreamConverter(rw, conv), rw
-	case FormatUIStream:
-		return NewUIStreamConverter(rw, conv), rw
+	if p != nil && p.convert != nil {
+		return p.convert(rw, conv), rw
 	}
 	return rw, rw
 }

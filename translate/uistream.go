@@ -8,6 +8,51 @@ import (
 	"github.com/tidwall/gjson"
 )
 
+// FormatUIStream is an AI SDK UI message stream, converted (SPEC 5.2;
+// numbered at registration).
+var FormatUIStream Format
+
+var uiStreamProtocol = protocol{
+	name:   "ui_stream",
+	format: &FormatUIStream,
+	// Under convert_streams: an event stream with
+	// x-vercel-ai-ui-message-stream: v1, or whose first event is a part.
+	needsConvert: true,
+	byHeaders: func(h ReplyHeaders) bool {
+		return h.MediaType == "text/event-stream" && strings.EqualFold(header(h.Header, "X-Vercel-Ai-Ui-Message-Stream"), "v1")
+	},
+	startsEvents: func(ev *firstEvent) bool { return ev.hasType && isUIPartType(ev.typ) },
+	convert: func(w *SSERewriter, opts ConvertOptions) io.WriteCloser {
+		return NewUIStreamConverter(w, opts)
+	},
+}
+
+// IsUIStreamEvent reports whether an SSE event's data is a part of the AI SDK
+// UI message stream (SPEC 4): a JSON object whose "type" is a string naming
+// one of its part types.
+func IsUIStreamEvent(data []byte) bool {
+	t, ok := typeOf(data)
+	return ok && isUIPartType(t)
+}
+
+// isUIPartType reports whether t is a UI message stream part type: start,
+// start-step, text-*, reasoning-*, tool-*, data-*, source-*, file, error,
+// finish, finish-step, abort, message-metadata.
+func isUIPartType(t string) bool {
+	switch t {
+	case "start", "start-step", "text-start", "text-delta", "text-end",
+		"file", "error", "finish", "finish-step", "abort", "message-metadata",
+		"custom", "steering-message", "reset-step":
+		return true
+	}
+	for _, p := range [...]string{"reasoning-", "tool-", "data-", "source-"} {
+		if len(t) > len(p) && strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // UIStreamConverter turns an AI SDK UI message stream v1 (SPEC 5.2: SSE
 // events whose data is a {"type":...} object) into OpenAI
 // chat-completion-chunk SSE events.

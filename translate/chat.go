@@ -6,29 +6,54 @@ import (
 	"github.com/tidwall/gjson"
 )
 
+// OpenAI chat completions (SPEC 4.2, 4.3): the protocol every request and
+// reply is when no other protocol claims it.
+
+// FormatSSE is a chat-completion event stream (numbered at registration).
+var FormatSSE Format
+
+var chatProtocol = protocol{
+	name:   "sse",
+	format: &FormatSSE,
+	// No request, first event or JSON reply is told as chat: what no other
+	// protocol claims is (RequestKindOf, DetectStart, readJSONReply).
+	events: func(w *SSERewriter) eventDialect { return chatDialect{w} },
+	keys:   []string{"tool_calls", "function_call", "name", "usage"},
+}
+
+// The keys the chat dialect asks the key scan for, in chatProtocol.keys'
+// order.
+const (
+	hasToolCall = keyProtocol << iota // "tool_calls"
+	hasFuncCall                       // "function_call"
+	hasName                           // "name"
+	hasUsage                          // "usage"
+)
+
 // chatDialect reads OpenAI chat-completion chunks (SPEC 4.3): tool names
 // from the deltas, usage, choice 0's text, the structured reply (SPEC 7),
-// and ends with one final meta event before [DONE].
+// and ends with one final meta event before [DONE]. It is one pointer,
+// held in the eventDialect as it is: no allocation of its own.
 type chatDialect struct {
 	w *SSERewriter
 }
 
 // last is the data of the last chunk, for the final meta chunk's head: the
 // key scan holds it (object hands it every chunk).
-func (c *chatDialect) last() []byte { return c.w.keys.held }
+func (c chatDialect) last() []byte { return c.w.keys.held }
 
-func (c *chatDialect) doneEvent() verdict { return vTerminal }
+func (c chatDialect) doneEvent() verdict { return vTerminal }
 
 // head is the id, created and model the final chunks repeat: the last
 // chunk's, else fresh ones.
-func (c *chatDialect) head() ChunkHead {
+func (c chatDialect) head() ChunkHead {
 	return chunkHeadFrom(c.last(), func() ChunkHead { return NewChunkHead("", 0, c.w.opts.Model) })
 }
 
 // end writes the one final meta event, when there is something to say and
 // final_meta is on (with the structured metadata when the reply was
 // structured), then the upstream's [DONE] when it came.
-func (c *chatDialect) end(term []byte) {
+func (c chatDialect) end(term []byte) {
 	r := c.w
 	defer r.emitCopy(term)
 	if r.opts.Structured != nil {
@@ -61,7 +86,7 @@ func (c *chatDialect) end(term []byte) {
 // choices[*].delta.tool_calls[*].function.name and
 // choices[*].delta.function_call.name of a chunk (the # queries of gjson,
 // walked without building their result strings).
-func deltaToolNames(s string, keys uint8, add func(string)) {
+func deltaToolNames(s string, keys keySet, add func(string)) {
 	choices := gjson.Get(s, "choices")
 	if !choices.IsArray() {
 		return
@@ -90,7 +115,7 @@ func deltaToolNames(s string, keys uint8, add func(string)) {
 }
 
 // object reads one chunk (or an error event) of a chat stream.
-func (c *chatDialect) object(raw, data []byte, s string, keys uint8) verdict {
+func (c chatDialect) object(raw, data []byte, s string, keys keySet) verdict {
 	r := c.w
 	rep := r.reply
 	if keys&(hasToolCall|hasFuncCall) != 0 && keys&hasName != 0 {
@@ -99,7 +124,7 @@ func (c *chatDialect) object(raw, data []byte, s string, keys uint8) verdict {
 	// Any error event of SPEC 4.3 is one, choices beside it or not:
 	// OpenRouter ends a failed generation with a chunk that has both
 	// (finish_reason "error"), vLLM with {"object":"error",...}.
-	if keys&hasError != 0 {
+	if keys&keyError != 0 {
 		if msg, isErr := errorEvent(s); isErr {
 			rep.SetError(msg)
 			r.emit(raw)
@@ -156,7 +181,7 @@ func noChoices(s string) bool {
 
 // structuredEvent runs the content delta of choice 0 through the structured
 // reply decoder. It reports whether it wrote (or dropped) the event itself.
-func (c *chatDialect) structuredEvent(raw, data []byte) bool {
+func (c chatDialect) structuredEvent(raw, data []byte) bool {
 	r := c.w
 	s := unsafeString(data)
 	choice, ok := choiceZero(s)
@@ -214,4 +239,40 @@ func carriesMore(s string, choice gjson.Result) bool {
 		}
 	}
 	return false
+}
+
+// WriteMadeDeltas writes chunks a stream converter made (SPEC 5), each a
+// chat chunk with nothing but a text delta, after the first chunk of the
+// stream: count of them, content their content deltas joined. They go out
+// as Write would send them, without being split and read again: what the
+// chat dialect would take from them (the events, the text a consumer
+// waits for) is taken here. It reports false, having done nothing, when
+// they must be read as any other event: a structured reply reads each
+// delta, and after the end events pass as they are.
+func (r *SSERewriter) WriteMadeDeltas(p []byte, count int, content string) (bool, error) {
+	if r.err != nil {
+		return true, r.err
+	}
+	if r.done || r.opts.Structured != nil || !r.chatChunks() {
+		return false, nil
+	}
+	if r.opts.Stats != nil {
+		r.opts.Stats.Events += int64(count)
+	}
+	if rep := r.reply; content != "" && (rep.WantContent || rep.WaitsForText()) {
+		rep.SawText()
+		rep.AddText(content)
+	}
+	r.dropLF = false
+	r.emitCopy(p)
+	if r.err == nil && r.reply.TooLarge() {
+		r.err = ErrContentTooLarge
+	}
+	return true, r.err
+}
+
+// chatChunks reports whether the stream is read as chat chunks.
+func (r *SSERewriter) chatChunks() bool {
+	_, ok := r.dialect.(chatDialect)
+	return ok
 }

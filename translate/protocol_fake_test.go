@@ -1,0 +1,74 @@
+package translate
+
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// tally is a protocol of this test alone, registered here and nowhere
+// else, to show that a protocol is one file plus its registration
+// (protocol_seam_test.go runs it through the handler). It is shaped like
+// Gemini's (SPEC 4.6): a request names it by the end of its path, which
+// also names the model; a stream of {"tally":…} events framed as the
+// upstream likes, no [DONE], whose terminal event the protocol decides
+// and gains "meta" as a top-level key; a JSON reply recognised by a
+// top-level member and no choices; and a reply to a streaming request
+// that is not an event stream passes untouched.
+var formatTally Format
+
+var tallyProtocol = protocol{
+	name:   "tally",
+	format: &formatTally,
+	request: func(path string, _ Header) bool {
+		return strings.HasSuffix(path, ":tally") || strings.HasSuffix(path, ":tallyStream")
+	},
+	requestModel: func(path string) string {
+		m := path[strings.LastIndexByte(path, '/')+1:]
+		return m[:strings.IndexByte(m, ':')]
+	},
+	replyFormat: func(h ReplyHeaders) (Format, bool) {
+		if h.MediaType != "text/event-stream" && h.MediaType != "application/json" {
+			return FormatOther, true
+		}
+		return 0, false
+	},
+	startsEvents: func(ev *firstEvent) bool { return gjson.Get(ev.obj, "tally").IsObject() },
+	events:       func(w *SSERewriter) eventDialect { return tallyDialect{w} },
+	keys:         []string{"tally"},
+	json: &jsonProtocol{
+		topKeys: []string{"tally", "choices"},
+		is:      func(t jsonTop) bool { return t.kind("tally") == '{' && t.kind("choices") == 0 },
+		read: func(root gjson.Result, rep *Reply, text bool) {
+			root.Get("tally.tools").ForEach(func(_, v gjson.Result) bool {
+				rep.Meta.AddTool(v.Str)
+				return true
+			})
+			if text {
+				rep.AddText(root.Get("tally.text").Str)
+			}
+		},
+	},
+}
+
+func init() { addProtocol(&tallyProtocol) }
+
+type tallyDialect struct{ w *SSERewriter }
+
+func (d tallyDialect) doneEvent() verdict { return vForward }
+
+func (d tallyDialect) object(_, _ []byte, s string, keys keySet) verdict {
+	d.w.noteError(s, keys)
+	if keys&keyProtocol == 0 {
+		return vForward
+	}
+	if tool := gjson.Get(s, "tally.tool"); tool.Type == gjson.String {
+		d.w.reply.Meta.AddTool(tool.Str)
+	}
+	if gjson.Get(s, "tally.done").Bool() {
+		return vTerminal
+	}
+	return vForward
+}
+
+func (d tallyDialect) end(term []byte) { d.w.endSpliced(term, "") }

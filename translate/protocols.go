@@ -1,0 +1,165 @@
+package translate
+
+import (
+	"io"
+	"slices"
+)
+
+// protocols is the registration table: one line per protocol, each
+// defined in a file of its own (chat.go, responses.go, anthropic.go,
+// uistream.go, datastream.go). The order is the mode table's (SPEC 4): a
+// stream's first event, a JSON reply's top level and a request's path are
+// tried against the protocols in this order, and the first that claims
+// them has them. Chat is last: it takes what no other protocol claims.
+var protocols = []*protocol{
+	&dataStreamProtocol,
+	&uiStreamProtocol,
+	&responsesProtocol,
+	&anthropicProtocol,
+	&chatProtocol,
+}
+
+// protocol is everything the module knows of one upstream protocol, read
+// by the protocol-free parts (the mode table, the SSE engine, the JSON
+// reply reader, the request side). Every field but name and format may be
+// left out: a protocol that has no streams has no events, one that has no
+// JSON replies no json.
+type protocol struct {
+	name   string  // its format's name in logs and metrics
+	format *Format // its Format, numbered at registration (protocols' order)
+
+	// Requests (SPEC 4.5, end): whether a request speaks the protocol,
+	// from its path (the query excluded) and its headers.
+	request func(path string, h Header) bool
+	// requestModel is the model a request's path names ("" when its body
+	// does, as in most protocols).
+	requestModel func(path string) string
+	// replyFormat, when set, decides the format of a 2xx reply to a
+	// request of the protocol before the mode table does (ok false: the
+	// table decides): a reply the protocol knows is not what its headers
+	// say.
+	replyFormat func(h ReplyHeaders) (f Format, ok bool)
+
+	// Streams (SPEC 4 table). byHeaders recognises a reply by its headers;
+	// startsLine a text/plain or event-stream body by its first non-empty
+	// line; startsEvents an event stream by the data of its first event
+	// with data (a valid JSON object). needsConvert: only recognised under
+	// convert_streams.
+	byHeaders    func(h ReplyHeaders) bool
+	startsLine   func(line []byte) bool
+	startsEvents func(ev *firstEvent) bool
+	needsConvert bool
+	// events is the reading of the protocol's events (its eventDialect),
+	// for an SSERewriter; keys are the keys its dialect asks the key scan
+	// for, flagged keyProtocol<<i in its keySet (eventDialect.object).
+	events func(w *SSERewriter) eventDialect
+	keys   []string
+	// convert, for a stream converted into chat chunks (SPEC 5), is the
+	// converter writing them to the chat stream's rewriter w.
+	convert func(w *SSERewriter, opts ConvertOptions) io.WriteCloser
+
+	// json is the reading of the protocol's JSON replies (SPEC 4 table):
+	// none for a protocol whose replies are only streams.
+	json *jsonProtocol
+
+	keyTable keyTable // built from keys at registration
+}
+
+// Header is a request's or a reply's header fields under their canonical
+// keys (net/http's Header is one).
+type Header = map[string][]string
+
+// header returns the first value of a canonical key.
+func header(h Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// formatFirstProtocol is the Format of the first registered protocol.
+const formatFirstProtocol = FormatSniffEvents + 1
+
+func init() {
+	for _, p := range protocols {
+		setUp(p)
+	}
+}
+
+// addProtocol registers p after the table's protocols: a test's own.
+func addProtocol(p *protocol) {
+	protocols = append(protocols, p)
+	setUp(p)
+}
+
+// setUp numbers a registered protocol's format (its place in protocols)
+// and builds what the protocol-free parts read of it, once.
+func setUp(p *protocol) {
+	if *p.format != FormatNone {
+		return
+	}
+	i := slices.Index(protocols, p)
+	f := formatFirstProtocol + Format(i)
+	if f >= NumFormats {
+		panic("translate: more protocols than NumFormats allows")
+	}
+	*p.format = f
+	formatProtocol[f] = p
+	p.keyTable = newKeyTable(p.keys)
+	if p.json != nil {
+		registerTopKeys(p.json)
+	}
+}
+
+// formatProtocol is the protocol of each Format that is one.
+var formatProtocol [NumFormats]*protocol
+
+// protocolOf returns the protocol of f, nil for a format that is none.
+func protocolOf(f Format) *protocol {
+	if f < NumFormats {
+		return formatProtocol[f]
+	}
+	return nil
+}
+
+// RequestKind is the protocol a request speaks (SPEC 4.5, end): the zero
+// value is a chat completion.
+type RequestKind struct{ p *protocol }
+
+// RequestChat is a chat-completion request.
+var RequestChat = RequestKind{}
+
+// RequestKindOf reads a request's protocol from its path (without the
+// query) and its headers.
+func RequestKindOf(path string, h Header) RequestKind {
+	for _, p := range protocols {
+		if p.request != nil && p.request(path, h) {
+			if p == &chatProtocol {
+				break
+			}
+			return RequestKind{p}
+		}
+	}
+	return RequestChat
+}
+
+// Chat reports whether the request is a chat completion (SPEC 3: the
+// request rewriting applies to these only).
+func (k RequestKind) Chat() bool { return k.p == nil }
+
+// Model returns the model the request's path names, "" when its body
+// names it.
+func (k RequestKind) Model(path string) string {
+	if k.p == nil || k.p.requestModel == nil {
+		return ""
+	}
+	return k.p.requestModel(path)
+}
+
+// String names the request's protocol.
+func (k RequestKind) String() string {
+	if k.p == nil {
+		return chatProtocol.name
+	}
+	return k.p.name
+}
