@@ -1,8 +1,9 @@
 // Package demogateway is a built-in stand-in for an LLM gateway, so that the
 // example Caddyfile runs on a fresh machine with no model and no keys and
 // still shows everything llm_meta does: OpenAI chat JSON and SSE replies with
-// tool calls, the OpenAI Responses API, Anthropic Messages, an Agent Hustle
-// data stream, an AI SDK UI message stream and structured JSON replies.
+// tool calls, the OpenAI Responses API, Anthropic Messages, Google's Gemini
+// API, an Agent Hustle data stream, an AI SDK UI message stream and
+// structured JSON replies.
 //
 // Its replies are canned and deterministic; only the echo of the last user
 // message changes, so that a user sees the round trip.
@@ -12,6 +13,9 @@
 //	POST …/chat/completions  OpenAI chat completions, JSON or SSE
 //	POST …/responses         OpenAI Responses API, JSON or its event stream
 //	POST …/messages          Anthropic Messages, JSON or its event stream
+//	POST …/models/M:generateContent        Gemini, JSON
+//	POST …/models/M:streamGenerateContent  Gemini, its event stream with
+//	                         alt=sse, else a streamed JSON array
 //	GET  …/models            the model names below
 //
 // On chat completions the request's model picks the reply:
@@ -24,11 +28,12 @@
 //	anything else    OpenAI: tool calls (two parallel ones when the message
 //	                 mentions "weather"), text, usage and a gateway meta table
 //
-// Model names match by substring, tried in that order. Responses and
-// Messages know "structured" and "plain" the same way; every other model
+// Model names match by substring, tried in that order. Responses, Messages
+// and Gemini know "structured" and "plain" the same way; every other model
 // (Hustle and UI included: those are chat-gateway protocols) gets the tool
-// calls and the text, as function_call items / tool_use blocks, in the
-// API's own shape and with no gateway meta (OpenAI and Anthropic send none).
+// calls and the text, as function_call items / tool_use blocks /
+// functionCall parts, in the API's own shape and with no gateway meta
+// (OpenAI, Anthropic and Google send none). Gemini's model is the path's.
 //
 // Usage is in each protocol's own shape and counts the same tokens in all of
 // them: the input (about four characters a token), of which the messages
@@ -36,8 +41,8 @@
 // them, and the output. Chat streams end with the usage chunk only when the
 // request asks for it (stream_options.include_usage), as OpenAI's do. A model
 // whose name contains "openrouter" (demo-openrouter) also reports the reply's
-// price in USD as "cost" in its usage object, as OpenRouter does, in all
-// three protocols.
+// price in USD as "cost" in its usage object, as OpenRouter does, in the
+// three protocols OpenRouter speaks (not Gemini's).
 //
 // Usage:
 //
@@ -68,7 +73,7 @@ func init() {
 	caddy.RegisterModule(Handler{})
 }
 
-// Handler answers chat completion, Responses, Messages and model list
+// Handler answers chat completion, Responses, Messages, Gemini and model list
 // requests with canned replies in the formats real gateways use. It is a
 // terminal handler for the paths it serves (see the package comment); any
 // other request goes to the next handler.
@@ -115,6 +120,7 @@ const (
 	protoChat protocol = iota
 	protoResponses
 	protoMessages
+	protoGemini
 )
 
 // protocolOf tells which API a path belongs to.
@@ -126,6 +132,8 @@ func protocolOf(path string) (protocol, bool) {
 		return protoResponses, true
 	case strings.HasSuffix(path, "/messages"):
 		return protoMessages, true
+	case isGeminiPath(path):
+		return protoGemini, true
 	}
 	return 0, false
 }
@@ -154,14 +162,20 @@ func readRequest(w http.ResponseWriter, r *http.Request, proto protocol) (*chatR
 		return readResponsesRequest(w, r)
 	case protoMessages:
 		return readMessagesRequest(w, r)
+	case protoGemini:
+		return readGeminiRequest(w, r)
 	}
 	return readChatRequest(w, r)
 }
 
 // writeProtocolError answers a request error in the API's own error shape.
 func writeProtocolError(w http.ResponseWriter, proto protocol, err error) {
-	if proto == protoMessages {
+	switch proto {
+	case protoMessages:
 		writeAnthropicError(w, err)
+		return
+	case protoGemini:
+		writeGeminiError(w, err)
 		return
 	}
 	writeRequestError(w, err)
@@ -186,6 +200,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, proto protocol) 
 	case protoMessages:
 		kind = "messages"
 		err = serveMessages(s, req)
+	case protoGemini:
+		kind = "gemini"
+		err = serveGemini(s, req, r.URL.Query().Get("alt") == "sse")
 	default:
 		k := req.kind()
 		kind = k.String()

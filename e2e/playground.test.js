@@ -11,12 +11,13 @@
 // CHROMIUM overrides /usr/bin/chromium; E2E_TIMING=1 prints how long each
 // step of a chat took.
 //
-// Checks of llm_meta's meta for the Responses and Anthropic protocols and of
-// its usage and cost can be narrowed by environment variables, for a build
-// of llm_meta that predates them:
+// Checks of llm_meta's meta for the Responses, Anthropic and Gemini
+// protocols and of its usage and cost can be narrowed by environment
+// variables, for a build of llm_meta that predates them:
 //   E2E_PROTOCOLS=chat,responses,anthropic  protocols whose replies get meta
-//       from llm_meta (tools_used chips, run-once content); default all
-//       three. The reply text of every protocol is checked whatever this says.
+//       from llm_meta (tools_used chips, run-once content); default
+//       chat,responses,anthropic; add gemini for a build with SPEC 4.6. The
+//       reply text of every protocol is checked whatever this says.
 //   E2E_USAGE=1  llm_meta adds meta.usage and meta.cost_usd: the usage line
 //       under demo-openrouter replies must show tokens and the cost; default
 //       1, 0 skips the check.
@@ -38,7 +39,7 @@ const TOKEN = 'e2e-secret-token';
 const META_PROTOCOLS = (process.env.E2E_PROTOCOLS || 'chat,responses,anthropic').split(',').map((p) => p.trim()).filter(Boolean);
 const USAGE = (process.env.E2E_USAGE || '1') === '1';
 for (const p of META_PROTOCOLS) {
-  assert.ok(['chat', 'responses', 'anthropic'].includes(p), `E2E_PROTOCOLS: unknown protocol ${p}`);
+  assert.ok(['chat', 'responses', 'anthropic', 'gemini'].includes(p), `E2E_PROTOCOLS: unknown protocol ${p}`);
 }
 
 // The page's helpers, loaded as the browser loads them.
@@ -90,6 +91,12 @@ describe('playground helpers', () => {
     assert.equal(app.contentOf({ type: 'message', content: [{ type: 'tool_use', name: 't', input: {} },
       { type: 'text', text: 'x' }, { type: 'text', text: 'y' }] }), 'x\ny');
     assert.equal(app.errorMessage({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, '', 529, ''), 'Overloaded');
+    // Gemini: candidate 0's text parts, not its thoughts, concatenated.
+    assert.equal(app.contentOf({ candidates: [
+      { index: 1, content: { parts: [{ text: 'other' }] } },
+      { content: { role: 'model', parts: [{ text: 'plan', thought: true }, { functionCall: { name: 'f', args: {} } },
+        { text: 'a' }, { text: 'b' }] } }] }), 'ab');
+    assert.equal(app.contentOf({ promptFeedback: { blockReason: 'SAFETY' } }), null);
     assert.equal(app.contentOf({ choices: [{ message: { content: [{ type: 'text', text: 'a' }, { text: 'b' }] } }] }), 'a\nb');
     assert.equal(app.contentOf({ choices: [{ text: 't' }] }), 't');
     assert.equal(app.errorMessage({ error: 'Unauthorized' }, '', 401, 'Unauthorized'), 'Unauthorized');
@@ -117,6 +124,21 @@ describe('playground helpers', () => {
     assert.equal(r.headers['anthropic-version'], '2023-06-01');
     assert.deepEqual(r.body, { model: 'demo-ui', max_tokens: 1024, messages: hist, stream: false });
 
+    // Gemini: the model and the method are in the path; alt=sse for a stream
+    // (run-once too); assistant turns are "model" contents.
+    const two = [...hist, { role: 'assistant', content: 'yo' }, { role: 'user', content: 'again' }];
+    const contents = [{ role: 'user', parts: [{ text: 'hi' }] }, { role: 'model', parts: [{ text: 'yo' }] },
+      { role: 'user', parts: [{ text: 'again' }] }];
+    r = app.buildRequest({ ...s, endpoint: 'gemini', mode: 'json' }, two);
+    assert.equal(r.url, 'http://x/v1beta/models/demo-ui:generateContent');
+    assert.deepEqual(r.body, { contents });
+    r = app.buildRequest({ ...s, endpoint: 'gemini', mode: 'stream', model: 'a b' }, two);
+    assert.equal(r.path, '/v1beta/models/a%20b:streamGenerateContent?alt=sse');
+    assert.deepEqual(r.body, { contents });
+    r = app.buildRequest({ ...s, endpoint: 'gemini' }, two);
+    assert.equal(r.path, '/v1beta/models/demo-ui:streamGenerateContent?alt=sse');
+    assert.deepEqual(r.body, { contents, run_once: true });
+
     r = app.buildRequest({ ...s, endpoint: 'edge', mode: 'stream', structured: false, token: 't' }, hist);
     assert.equal(r.url, 'http://x/functions/v1/jarvis');
     assert.equal(r.headers['x-stream'], 'true');
@@ -141,7 +163,7 @@ describe('playground helpers', () => {
     return view;
   };
 
-  test('stream events: chat chunks, Responses and Anthropic events, their meta, parts on new lines, errors', () => {
+  test('stream events: chat chunks, Responses, Anthropic and Gemini events, their meta, parts on new lines, errors', () => {
     let v = feed([{ choices: [{ delta: { content: 'a' } }] }, { choices: [{ delta: { content: 'b' }, finish_reason: 'stop' }] },
       { choices: [], meta: { tools_used: ['t'] } }, '[DONE]']);
     assert.deepEqual([v.text, v.meta, v.info.done, v.info.finishReason], ['ab', { tools_used: ['t'] }, true, 'stop']);
@@ -168,6 +190,22 @@ describe('playground helpers', () => {
       ['a\nb', { tools_used: ['y'] }, true, 'end_turn', { input_tokens: 5, output_tokens: 9 }]);
     v = feed([{ type: 'message_start', message: {} }, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }]);
     assert.deepEqual([v.errors, v.info.done], [['Overloaded'], undefined]);
+
+    // Gemini: text and thoughts of candidate 0; the end is the first event
+    // whose every candidate has a finishReason, which carries the meta.
+    const gem = (parts, extra) => ({ candidates: [{ content: { role: 'model', parts }, index: 0, ...extra }],
+      usageMetadata: { promptTokenCount: 3 }, modelVersion: 'gemini-2.5-flash' });
+    v = feed([gem([{ text: 'hmm', thought: true }]), gem([{ functionCall: { name: 'f', args: {} } }]), gem([{ text: 'a' }]),
+      { ...gem([{ text: 'b' }], { finishReason: 'STOP' }), usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 2 },
+        meta: { tools_used: ['f'] } }]);
+    assert.deepEqual([v.text, v.reasoning, v.meta, v.info.done, v.info.finishReason, v.info.usage],
+      ['ab', 'hmm', { tools_used: ['f'] }, true, 'STOP', { promptTokenCount: 3, candidatesTokenCount: 2 }]);
+    v = feed([{ candidates: [{ index: 0, content: { parts: [{ text: 'a' }] }, finishReason: 'STOP' }, { index: 1, content: { parts: [] } }] }]);
+    assert.deepEqual([v.text, v.info.done], ['a', undefined]);
+    v = feed([{ promptFeedback: { blockReason: 'PROHIBITED_CONTENT' } }]);
+    assert.deepEqual([v.errors, v.info.done], [['Blocked: PROHIBITED_CONTENT'], true]);
+    v = feed([gem([{ text: 'a' }]), { error: { code: 500, message: 'Internal error', status: 'INTERNAL' } }]);
+    assert.deepEqual([v.text, v.errors], ['a', ['Internal error']]);
   });
 
   test('usage line: only the parts present, costs never in exponent notation', () => {
@@ -247,6 +285,9 @@ function fakeProtocolReply(path, stream, res) {
     res.writeHead(200, { 'Content-Type': 'text/event-stream' });
     res.end(events.map((e) => (e.type ? `event: ${e.type}\n` : '') + `data: ${JSON.stringify(e)}\n\n`).join(''));
   };
+  if (path.includes(':')) {
+    return fakeGeminiReply(path, res);
+  }
   if (path.endsWith('/responses')) {
     const usage = { input_tokens: u.input_tokens, input_tokens_details: { cached_tokens: u.cached_input_tokens },
       output_tokens: u.output_tokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: u.total_tokens,
@@ -295,6 +336,26 @@ function fakeProtocolReply(path, stream, res) {
   ]);
 }
 
+// fakeGeminiReply is the Gemini reply of "fake-meta": a JSON reply, or with
+// :streamGenerateContent its stream (CRLF framing as Google's), the meta in
+// the event with the finishReason.
+function fakeGeminiReply(path, res) {
+  const u = fakeMeta.usage;
+  const reply = (parts, finishReason, usageMetadata) => ({
+    candidates: [{ content: { role: 'model', parts }, index: 0, ...(finishReason ? { finishReason } : {}) }],
+    usageMetadata, modelVersion: 'fake-meta', responseId: 'fake-gemini' });
+  const prompt = { promptTokenCount: u.input_tokens, totalTokenCount: u.input_tokens, cachedContentTokenCount: u.cached_input_tokens };
+  const usage = { ...prompt, candidatesTokenCount: u.output_tokens, totalTokenCount: u.total_tokens };
+  const call = { functionCall: { name: 'lookup', args: {} } };
+  if (!path.includes(':streamGenerateContent')) {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    return res.end(JSON.stringify({ ...reply([call, { text: FAKE_TEXT }], 'STOP', usage), meta: fakeMeta }));
+  }
+  res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+  res.end([reply([call], null, prompt), reply([{ text: 'Fake gateway ' }], null, prompt),
+    { ...reply([{ text: 'here.' }], 'STOP', usage), meta: fakeMeta }].map((e) => `data: ${JSON.stringify(e)}\r\n\r\n`).join(''));
+}
+
 // fakeGateway stands behind the :8082 site (JARVIS_GATEWAY_URL) to produce
 // the errors the demo gateway never makes: an HTTP error and an error part in
 // an Agent Hustle data stream; and, for model "fake-meta", replies of each
@@ -308,8 +369,10 @@ function fakeGateway() {
     req.on('end', () => {
       let parsed = {};
       try { parsed = JSON.parse(body) || {}; } catch { /* not JSON */ }
-      const model = parsed.model || '';
-      if (model === 'fake-meta' && /\/(responses|messages)$/.test(req.url)) {
+      // Gemini's model is in the path.
+      const gemini = /\/models\/([^/:]+):/.exec(req.url);
+      const model = gemini ? decodeURIComponent(gemini[1]) : parsed.model || '';
+      if (model === 'fake-meta' && (gemini || /\/(responses|messages)$/.test(req.url))) {
         fakeProtocolReply(req.url, parsed.stream === true, res);
       } else if (model === 'fail-http') {
         res.writeHead(503, { 'Content-Type': 'application/json' });
@@ -661,11 +724,12 @@ describe('playground in Chromium through llm_meta', { timeout: 300_000 }, () => 
   // Every protocol, streamed and not, through llm_meta to the demo gateway.
   // The text always shows; the chips (meta.tools_used) and run-once are
   // checked for the protocols llm_meta gives meta to (E2E_PROTOCOLS).
-  test(`protocol picker: Chat Completions, Responses, Anthropic Messages; meta checked for ${META_PROTOCOLS}`, async () => {
+  test(`protocol picker: Chat Completions, Responses, Anthropic Messages, Gemini; meta checked for ${META_PROTOCOLS}`, async () => {
     const page = env.page;
-    const labels = { chat: 'Chat Completions', responses: 'Responses', anthropic: 'Anthropic Messages' };
-    const paths = { chat: '/v1/chat/completions', responses: '/v1/responses', anthropic: '/v1/messages' };
-    for (const endpoint of ['chat', 'responses', 'anthropic']) {
+    const labels = { chat: 'Chat Completions', responses: 'Responses', anthropic: 'Anthropic Messages', gemini: 'Gemini' };
+    const paths = { chat: () => '/v1/chat/completions', responses: () => '/v1/responses', anthropic: () => '/v1/messages',
+      gemini: (mode) => `/v1beta/models/demo-openai:${mode === 'json' ? 'generateContent' : 'streamGenerateContent?alt=sse'}` };
+    for (const endpoint of ['chat', 'responses', 'anthropic', 'gemini']) {
       const withMeta = META_PROTOCOLS.includes(endpoint);
       for (const mode of withMeta ? ['stream', 'json', 'run-once'] : ['stream', 'json']) {
         const what = `${endpoint}, ${mode}`;
@@ -691,10 +755,11 @@ describe('playground in Chromium through llm_meta', { timeout: 300_000 }, () => 
 
         await msg.getByTestId('request-info').locator('summary').click();
         const info = await msg.getByTestId('request-info').textContent();
-        assert.ok(info.includes(`POST ${paths[endpoint]}Headers`), `${what}: ${info}`);
+        assert.ok(info.includes(`POST ${paths[endpoint](mode)}Headers`), `${what}: ${info}`);
         assert.match(info, mode === 'stream' ? /200 OK · text\/event-stream/ : /200 OK · application\/json/, what);
         const body = JSON.parse(await msg.getByTestId('request-body').textContent());
-        assert.equal(body.stream, mode !== 'json', what);
+        // Gemini says whether it streams in the path, checked above.
+        assert.equal(body.stream, endpoint === 'gemini' ? undefined : mode !== 'json', what);
         assert.equal(body.run_once, mode === 'run-once' ? true : undefined, what);
 
         if (withMeta) assert.deepEqual(await texts(msg.getByTestId('tool-chip')), ['get_weather', 'get_forecast'], what);
@@ -703,6 +768,7 @@ describe('playground in Chromium through llm_meta', { timeout: 300_000 }, () => 
           await msg.getByTestId('request-info').locator('summary').click();
           await shot('08-responses-stream');
         }
+        if (endpoint === 'gemini' && mode === 'stream') await shot('08-gemini-stream');
       }
     }
   });
@@ -714,7 +780,7 @@ describe('playground in Chromium through llm_meta', { timeout: 300_000 }, () => 
     await env.page.getByTestId('new-chat').click();
     const fake = { baseUrl: env.fakeSite, token: '', model: 'fake-meta', newChat: false };
     for (const [endpoint, mode] of [['chat', 'json'], ['responses', 'stream'], ['responses', 'json'],
-      ['anthropic', 'stream'], ['anthropic', 'json']]) {
+      ['anthropic', 'stream'], ['anthropic', 'json'], ['gemini', 'stream'], ['gemini', 'json']]) {
       const what = `${endpoint}, ${mode}`;
       const msg = await ask('hello', { ...fake, endpoint, mode });
       assert.equal(await msg.getAttribute('data-state'), 'done', `${what}: ${await texts(msg.getByTestId('error-message'))}`);
@@ -730,6 +796,8 @@ describe('playground in Chromium through llm_meta', { timeout: 300_000 }, () => 
 
   // With llm_meta's usage and cost (E2E_USAGE=1): demo-openrouter reports
   // usage.cost, and the second turn of a conversation has cached tokens.
+  // Gemini's usageMetadata has no cost (OpenRouter does not speak Gemini):
+  // there the line has the tokens and no price.
   test('usage line under demo-openrouter replies', { skip: !USAGE && 'E2E_USAGE=0: llm_meta is not asked for meta.usage and meta.cost_usd' }, async () => {
     for (const endpoint of META_PROTOCOLS) {
       for (const mode of ['stream', 'json']) {
@@ -741,6 +809,10 @@ describe('playground in Chromium through llm_meta', { timeout: 300_000 }, () => 
         assert.ok(m, `${what}: tokens part ${line['usage-tokens']}`);
         assert.ok(Number(m[2]) > 0 && Number(m[2]) < Number(m[1]) && Number(m[3]) > 0, `${what}: ${line['usage-tokens']}`);
         const meta = await metaOf(msg);
+        if (endpoint === 'gemini') {
+          assert.equal(meta.cost_usd, undefined, what);
+          continue;
+        }
         assert.ok(meta.cost_usd > 0, `${what}: cost_usd ${meta.cost_usd}`);
         assert.match(line['usage-cost'], /^\$0\.\d+$/, what);
       }

@@ -143,14 +143,49 @@ function anthropicText(msg) {
   return texts.length ? texts.join('\n') : null;
 }
 
+// isGemini tells a Gemini GenerateContentResponse (a reply or one event of
+// its stream) as llm_meta does (SPEC 4): candidates or promptFeedback, and
+// no choices.
+function isGemini(obj) {
+  return isObject(obj) && (Array.isArray(obj.candidates) || isObject(obj.promptFeedback)) && obj.choices === undefined;
+}
+
+// geminiCandidate0 is the candidate whose index is 0 (an absent index is 0).
+function geminiCandidate0(obj) {
+  if (!Array.isArray(obj.candidates)) return null;
+  return obj.candidates.find((c) => isObject(c) && (c.index === undefined || c.index === 0)) || null;
+}
+
+// geminiParts splits the text parts of candidate 0 into the answer and the
+// thoughts ("thought": true), each concatenated (SPEC 4.6).
+function geminiParts(obj) {
+  const out = { text: '', thought: '' };
+  const c = geminiCandidate0(obj);
+  const parts = c && isObject(c.content) && Array.isArray(c.content.parts) ? c.content.parts : [];
+  for (const p of parts) {
+    if (!isObject(p) || typeof p.text !== 'string') continue;
+    if (p.thought === true) out.thought += p.text;
+    else out.text += p.text;
+  }
+  return out;
+}
+
+// geminiBlocked is the message of a prompt Gemini blocked, else null.
+function geminiBlocked(obj) {
+  const fb = obj.promptFeedback;
+  return isObject(fb) && fb.blockReason ? `Blocked: ${fb.blockReason}` : null;
+}
+
 // contentOf finds the reply text of a JSON answer: a Responses object's
-// output, an Anthropic message's text blocks, else in the order the JARVIS
+// output, an Anthropic message's text blocks, a Gemini reply's text parts
+// of candidate 0, else in the order the JARVIS
 // edge function used: {content} of a run-once reply, choices[0].message or
 // .delta, choices[0].text, then output, response, message, text.
 function contentOf(obj) {
   if (!isObject(obj)) return null;
   if (obj.object === 'response' && Array.isArray(obj.output)) return responsesText(obj);
   if (obj.type === 'message' && Array.isArray(obj.content)) return anthropicText(obj);
+  if (isGemini(obj)) return geminiParts(obj).text || null;
   const c0 = Array.isArray(obj.choices) ? obj.choices[0] : null;
   if (isObject(c0)) {
     for (const k of ['message', 'delta']) {
@@ -184,11 +219,13 @@ function errorMessage(obj, raw, status, statusText) {
 }
 
 // PROTOCOLS describes the endpoints a person can pick: the path, how the
-// page labels it, and the event that ends its stream.
+// page labels it, and the event that ends its stream. Gemini's path names
+// the model and the method (buildRequest).
 const PROTOCOLS = {
   chat: { path: '/v1/chat/completions', label: 'Chat Completions', terminal: 'data: [DONE]' },
   responses: { path: '/v1/responses', label: 'Responses', terminal: 'response.completed' },
   anthropic: { path: '/v1/messages', label: 'Anthropic Messages', terminal: 'message_stop' },
+  gemini: { path: '/v1beta/models/{model}:generateContent', label: 'Gemini', terminal: 'a finishReason' },
   edge: { path: '/functions/v1/jarvis', label: 'edge', terminal: 'data: [DONE]' },
 };
 
@@ -201,7 +238,9 @@ const structuredApplies = (endpoint) => endpoint === 'chat' || endpoint === 'edg
 // true plus run_once: true, which llm_meta collapses into one {content,
 // meta}), in the body of the chosen protocol: chat messages, a Responses
 // input, an Anthropic messages list (with max_tokens and anthropic-version,
-// which Anthropic requires). The edge endpoint takes the JARVIS edge
+// which Anthropic requires), Gemini contents (the model and whether it
+// streams are in the path: :generateContent, or :streamGenerateContent with
+// alt=sse for the stream and run-once). The edge endpoint takes the JARVIS edge
 // function's body and streams with x-stream: true; it has no JSON mode of
 // its own (its JSON answer is the run-once one).
 function buildRequest(s, history) {
@@ -209,6 +248,7 @@ function buildRequest(s, history) {
   const headers = { 'Content-Type': 'application/json' };
   if (s.token) headers.Authorization = 'Bearer ' + s.token;
   const proto = PROTOCOLS[s.endpoint] || PROTOCOLS.chat;
+  let path = proto.path;
   let body;
   if (s.endpoint === 'edge') {
     const last = history[history.length - 1];
@@ -222,13 +262,17 @@ function buildRequest(s, history) {
     } else if (s.endpoint === 'anthropic') {
       headers['anthropic-version'] = '2023-06-01';
       body = { model: s.model, max_tokens: 1024, messages: history, stream };
+    } else if (s.endpoint === 'gemini') {
+      const method = stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
+      path = `/v1beta/models/${encodeURIComponent(s.model || 'gemini-2.5-flash')}:${method}`;
+      body = { contents: history.map((m) => ({ role: m.role === 'assistant' ? 'model' : 'user', parts: [{ text: m.content }] })) };
     } else {
       body = { model: s.model, messages: history, stream };
     }
     if (s.mode === 'run-once') body.run_once = true;
   }
   if (s.structured && structuredApplies(s.endpoint)) body.enable_structured_output = true;
-  return { url: base + proto.path, path: proto.path, headers, body };
+  return { url: base + path, path, headers, body };
 }
 
 // formatUSD writes a cost readably: cents and more with 4 decimals, smaller
@@ -481,6 +525,7 @@ const ENDPOINT_HINTS = {
   chat: 'Meta is the reply’s top-level meta; in a stream, the final chunk’s.',
   responses: 'Function calls and text as output items; meta is response.meta (in a stream, of response.completed).',
   anthropic: 'tool_use and text blocks; meta is the message’s top-level meta (in a stream, message_stop’s).',
+  gemini: 'functionCall and text parts; meta is the reply’s top-level meta (in a stream, the event with the finishReason’s).',
   edge: 'The JARVIS edge function’s endpoint: {content, meta}, streamed with x-stream. JSON mode is its run-once answer.',
 };
 
@@ -647,9 +692,10 @@ function readSettings(form) {
 
 // handleEvent applies one SSE event to the view. The protocol is read from
 // the event itself, as llm_meta tells the modes apart: a Responses event
-// (type response.*), an Anthropic one (message_start, content_block_*…), else
-// a chat chunk. Meta is a top-level meta (chat chunks, Anthropic's
-// message_stop) or response.meta (Responses' terminal event).
+// (type response.*), an Anthropic one (message_start, content_block_*…), a
+// Gemini one (candidates or promptFeedback), else a chat chunk. Meta is a
+// top-level meta (chat chunks, Anthropic's message_stop, Gemini's terminal
+// event) or response.meta (Responses' terminal event).
 function handleEvent(view, ev) {
   view.info.events++;
   const data = ev.data;
@@ -673,6 +719,7 @@ function handleEvent(view, ev) {
   const type = typeof obj.type === 'string' ? obj.type : '';
   if (type.startsWith('response.')) handleResponsesEvent(view, type, obj);
   else if (ANTHROPIC_EVENTS.has(type)) handleAnthropicEvent(view, type, obj);
+  else if (isGemini(obj)) handleGeminiEvent(view, obj);
   else handleChatChunk(view, obj);
   if (isObject(obj.meta)) view.addMeta(obj.meta);
 }
@@ -729,6 +776,27 @@ function handleAnthropicEvent(view, type, obj) {
     if (isObject(obj.usage)) view.info.usage = Object.assign({}, view.info.usage, obj.usage);
   } else if (type === 'message_stop') {
     view.info.done = true;
+  }
+}
+
+// handleGeminiEvent: candidate 0's text and thoughts, the stream's end at
+// the first event whose candidates all have a finishReason (or a blocked
+// prompt), its usageMetadata.
+function handleGeminiEvent(view, obj) {
+  const { text, thought } = geminiParts(obj);
+  if (text) view.appendText(text);
+  if (thought) view.appendReasoning(thought);
+  if (isObject(obj.usageMetadata)) view.info.usage = obj.usageMetadata;
+  const cs = Array.isArray(obj.candidates) ? obj.candidates : [];
+  if (cs.length && cs.every((c) => isObject(c) && c.finishReason)) {
+    view.info.done = true;
+    const c0 = geminiCandidate0(obj);
+    if (c0) view.info.finishReason = c0.finishReason;
+  }
+  const blocked = geminiBlocked(obj);
+  if (blocked && !cs.length) {
+    view.info.done = true;
+    view.addError(blocked, 'The prompt was blocked');
   }
 }
 
@@ -794,7 +862,7 @@ function initPage() {
     const r = buildRequest(s, [...history, { role: 'user', content: input.value || '…' }]);
     const extra = Object.entries(r.headers).filter(([k]) => k !== 'Content-Type')
       .map(([k, v]) => `${k}: ${k === 'Authorization' ? 'Bearer •••' : v}\n`).join('');
-    const list = r.body.input ? 'input' : 'messages';
+    const list = ['input', 'contents'].find((k) => r.body[k]) || 'messages';
     const body = Object.assign({}, r.body, { [list]: `[${r.body[list].length} message(s)]` });
     preview.textContent = `POST ${r.path}\n${extra}${JSON.stringify(body, null, 2)}`;
   }
@@ -861,6 +929,15 @@ function initPage() {
           if (obj.object === 'response' && obj.status) view.info.finishReason = obj.status;
           if (obj.type === 'message' && obj.stop_reason) view.info.finishReason = obj.stop_reason;
           if (isObject(obj.usage)) view.info.usage = obj.usage;
+          if (isGemini(obj)) {
+            const c0 = geminiCandidate0(obj);
+            if (c0 && c0.finishReason) view.info.finishReason = c0.finishReason;
+            if (isObject(obj.usageMetadata)) view.info.usage = obj.usageMetadata;
+            const blocked = geminiBlocked(obj);
+            if (blocked && !(obj.candidates || []).length) view.addError(blocked, 'The prompt was blocked');
+            const { thought } = geminiParts(obj);
+            if (thought) view.appendReasoning(thought);
+          }
         } else {
           view.appendText(raw);
         }
