@@ -1,6 +1,11 @@
 package caddymodule
 
 import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -42,4 +47,74 @@ func TestOpenRouterMidStreamError(t *testing.T) {
 			t.Errorf("content %q, want the error shown after the text; body %q", got, body)
 		}
 	})
+}
+
+// recordedStream reads a recorded upstream body of testdata/fixtures/upstream
+// as it went on the wire: a .chunks.jsonl file holds one chunk a line, each
+// sent as "data: <line>" and a blank line, then [DONE] (SOURCES.md there).
+func recordedStream(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "fixtures", "upstream", name))
+	must(t, err, "reading the recorded body")
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSuffix(l, "\r"); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return sseEvents(append(lines, "[DONE]")...)
+}
+
+// Azure's first chunk (its prompt filter results) says "model":"", every
+// later one the model that answered: the reply's model is the first
+// non-empty one, and it prices the reply when it is another model than the
+// request's (SPEC 9.2, 11.2), streamed or run once.
+func TestAzureStreamPricedByItsModel(t *testing.T) {
+	up := &recordingUpstream{ctype: "text/event-stream", response: recordedStream(t, "azure-openai-prompt-filter-first-chunk.chunks.jsonl")}
+	// 15 prompt and 78 completion tokens (64 of them reasoning).
+	base := startEndpoints(t, `{"prices":[
+		{"model":"gpt-4o-mini","input":0.15,"output":0.60},
+		{"model":"gpt-5-nano","input":0.05,"output":0.40},
+		{"model":"gpt-5-nano-*","input":1,"output":1}]}`, up)
+	const nano, nanoDated = 0.00003195, 0.000093 // (15×0.05 + 78×0.40) / 1e6; (15 + 78) / 1e6
+	request := func(model string, runOnce bool) string {
+		return `{"model":"` + model + `","stream":true,"run_once":` + strconv.FormatBool(runOnce) + `,"messages":[{"role":"user","content":"Capital of France?"}]}`
+	}
+	for _, c := range []struct {
+		name, model string
+		cost        float64
+	}{
+		{"an Azure deployment name", "my-deployment", nanoDated},
+		{"another model asked", "gpt-4o-mini", nanoDated},
+		{"the dated snapshot of the model asked", "gpt-5-nano", nano},
+	} {
+		t.Run(c.name+", streamed", func(t *testing.T) {
+			resp, body := fetch(t, base, "/v1/chat/completions", request(c.model, false))
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d: %s", resp.StatusCode, body)
+			}
+			checkCost(t, streamMeta(parseClientEvents(body)), c.cost)
+		})
+		t.Run(c.name+", run once", func(t *testing.T) {
+			resp, body := fetch(t, base, "/v1/chat/completions", request(c.model, true))
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d: %s", resp.StatusCode, body)
+			}
+			checkCost(t, jsonField(body, "meta"), c.cost)
+		})
+	}
+}
+
+// checkCost checks meta.cost_usd.
+func checkCost(t *testing.T, meta []byte, want float64) {
+	t.Helper()
+	var m struct {
+		Cost *float64 `json:"cost_usd"`
+	}
+	if err := json.Unmarshal(meta, &m); err != nil || m.Cost == nil {
+		t.Fatalf("no meta.cost_usd in %s (%v)", meta, err)
+	}
+	if math.Abs(*m.Cost-want) > 1e-12 {
+		t.Errorf("cost_usd %v, want %v (meta %s)", *m.Cost, want, meta)
+	}
 }

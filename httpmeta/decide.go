@@ -64,7 +64,7 @@ func (rw *responseWriter) decide() {
 		x.reply.SetCost(c) // LiteLLM's own figure (SPEC 9.2)
 	}
 	if len(x.h.Prices) > 0 {
-		x.reply.RequestModel = x.requestModel() // for a reply that names no model
+		x.reply.RequestModel = x.requestModel() // the model that prices the reply (SPEC 9.2)
 	}
 	rw.format = rw.formatOf(rw.Header())
 	if rw.format.Undecided() {

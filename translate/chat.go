@@ -135,26 +135,31 @@ func (c chatDialect) object(raw, data []byte, s string, keys keySet) verdict {
 			return vOwn
 		}
 	}
-	if len(c.last()) == 0 {
-		// The id and model, only for who reads them (as for JSON replies):
-		// the end hook (OpenClaw's run id) and the prices table.
-		if r.opts.BeforeEnd != nil {
-			rep.setID(gjson.Get(s, "id").Str)
-		}
-		if len(rep.Prices) > 0 {
-			rep.setModel(gjson.Get(s, "model").Str)
-		}
+	// The id and model, only for who reads them (as for JSON replies): the
+	// end hook (OpenClaw's run id) and the prices table. The first chunk
+	// that names them: Azure's first chunk (its prompt filter results)
+	// has "id":"" and "model":"".
+	if r.opts.BeforeEnd != nil && rep.ID == "" {
+		rep.setID(gjson.Get(s, "id").Str)
+	}
+	if len(rep.Prices) > 0 && rep.Model == "" {
+		rep.setModel(gjson.Get(s, "model").Str)
 	}
 	// Held by the key scan, which skips in the next chunk what repeats it,
 	// and is the last chunk's data.
 	r.keys.hold(data)
 	if keys&hasUsage != 0 {
 		if u := gjson.Get(s, "usage"); u.IsObject() {
+			rep.chatUsage = true
 			rep.Usage.ReadChat(u)
 			rep.setCostFrom(u)
 			if r.opts.WithholdUsage && noChoices(s) {
 				return vWithhold // the usage chunk the client did not ask for
 			}
+		} else if u := gjson.Get(s, "x_groq.usage"); !rep.chatUsage && u.IsObject() {
+			// Groq's place for a stream's usage: its last chunk's x_groq.
+			rep.Usage.ReadChat(u)
+			rep.setCostFrom(u)
 		}
 	}
 	if r.opts.Structured != nil {

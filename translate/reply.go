@@ -47,9 +47,13 @@ type Reply struct {
 	// the 502 of a stream cut short (SPEC 6.4).
 	Cut bool
 
+	// chatUsage: a chat chunk had a usage object, which wins over Groq's
+	// x_groq.usage whatever their order (SPEC 9.1).
+	chatUsage bool
+
 	// Prices is the prices table (SPEC 9.2), and RequestModel the model of
 	// the request: the reply's cost comes from them when the upstream
-	// reported none (the reply's own model first).
+	// reported none.
 	Prices       []Price
 	RequestModel string
 
@@ -137,9 +141,12 @@ func (r *Reply) Seal() {
 		own = r.Usage.AppendJSON(own)
 		r.Meta.setValue(KeyUsage, own, true)
 		if !r.HasCost && len(r.Prices) > 0 {
-			model := r.Model
-			if model == "" {
-				model = r.RequestModel
+			// The reply's model prices it only when it is another model
+			// than the request's (SPEC 9.2): a dated snapshot of the
+			// requested model is priced by the request's entry.
+			model := r.RequestModel
+			if OtherModel(r.Model, r.RequestModel) {
+				model = r.Model
 			}
 			if p, ok := PriceOf(r.Prices, model); ok {
 				r.setRankedCost(p.Cost(&r.Usage), costPrices)
