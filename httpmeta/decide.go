@@ -13,7 +13,12 @@ import (
 // table, SPEC 4, for a reply to a request of the exchange's protocol).
 func (rw *responseWriter) formatOf(hdr http.Header) translate.Format {
 	mt, _ := parseMediaType(canonicalHeader(hdr, "Content-Type"))
-	return translate.DetectHeaders(rw.x.kind, translate.ReplyHeaders{MediaType: mt, Header: hdr}, rw.x.h.ConvertStreams)
+	return translate.DetectHeaders(rw.x.kind, translate.ReplyHeaders{
+		MediaType: mt,
+		Header:    hdr,
+		Path:      rw.r.URL.Path,
+		Held:      rw.x.runOnce || rw.x.edgeStream,
+	}, rw.x.h.ConvertStreams)
 }
 
 // canonicalHeader is hdr.Get for a key already in canonical form, without

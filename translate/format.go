@@ -58,12 +58,20 @@ func (f Format) Converted() bool {
 
 // Chat reports whether the client gets chat-completion chunks: the chat
 // stream itself, or a converted one.
-func (f Format) Chat() bool { return f == FormatSSE || f.Converted() }
+func (f Format) Chat() bool {
+	p := protocolOf(f)
+	return f == FormatSSE || p != nil && p.convert != nil && p.into == nil
+}
 
 // ReplyHeaders are the response headers the mode table reads.
 type ReplyHeaders struct {
 	MediaType string // Content-Type without parameters, lower case
 	Header    Header // every header field, under canonical keys
+	// What a request protocol's replyFormat may also read: the request's
+	// path (without the query), and whether the reply is held whole
+	// whatever its format (run-once, the edge endpoint: SPEC 6).
+	Path string
+	Held bool
 }
 
 // DetectHeaders reads the format of a 2xx reply to a request of kind from

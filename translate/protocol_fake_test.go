@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"io"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -28,7 +29,10 @@ var tallyProtocol = protocol{
 		return m[:strings.IndexByte(m, ':')]
 	},
 	replyFormat: func(h ReplyHeaders) (Format, bool) {
-		if h.MediaType != "text/event-stream" && h.MediaType != "application/json" {
+		if strings.HasSuffix(h.Path, ":tallyStream") && h.MediaType != "text/event-stream" {
+			if h.Held { // run-once reads the array's elements as events
+				return formatTallyArray, true
+			}
 			return FormatOther, true
 		}
 		return 0, false
@@ -51,7 +55,42 @@ var tallyProtocol = protocol{
 	},
 }
 
-func init() { addProtocol(&tallyProtocol) }
+// formatTallyArray is a tally stream sent as one JSON array: converted
+// into tally events, read by tally's dialect.
+var formatTallyArray Format
+
+var tallyArrayProtocol = protocol{
+	name:    "tally_array",
+	format:  &formatTallyArray,
+	convert: func(w *SSERewriter, _ ConvertOptions) io.WriteCloser { return &tallyArray{w: w} },
+	into:    &formatTally,
+}
+
+// tallyArray holds the array (a test's: unbounded) and writes its
+// elements as events at the end.
+type tallyArray struct {
+	w   *SSERewriter
+	buf []byte
+}
+
+func (a *tallyArray) Write(p []byte) (int, error) { a.buf = append(a.buf, p...); return len(p), nil }
+
+func (a *tallyArray) Close() error {
+	var err error
+	gjson.ParseBytes(a.buf).ForEach(func(_, v gjson.Result) bool {
+		_, err = a.w.Write([]byte("data: " + v.Raw + "\r\n\r\n"))
+		return err == nil
+	})
+	if err != nil {
+		return err
+	}
+	return a.w.Close()
+}
+
+func init() {
+	addProtocol(&tallyProtocol)
+	addProtocol(&tallyArrayProtocol)
+}
 
 type tallyDialect struct{ w *SSERewriter }
 
@@ -62,8 +101,12 @@ func (d tallyDialect) object(_, _ []byte, s string, keys keySet) verdict {
 	if keys&keyProtocol == 0 {
 		return vForward
 	}
+	rep := d.w.reply
 	if tool := gjson.Get(s, "tally.tool"); tool.Type == gjson.String {
-		d.w.reply.Meta.AddTool(tool.Str)
+		rep.Meta.AddTool(tool.Str)
+	}
+	if rep.WantContent {
+		rep.AddText(gjson.Get(s, "tally.text").Str)
 	}
 	if gjson.Get(s, "tally.done").Bool() {
 		return vTerminal

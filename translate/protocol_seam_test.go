@@ -15,6 +15,7 @@ import (
 func TestFakeProtocolThroughHandler(t *testing.T) {
 	cases := []struct {
 		name, path, ctype, body, want string
+		request                       string
 	}{{
 		name:  "stream: terminal event decided by the protocol, meta spliced, CRLF kept, later events untouched",
 		path:  "/v1/models/m1:tallyStream",
@@ -43,13 +44,24 @@ func TestFakeProtocolThroughHandler(t *testing.T) {
 		ctype: "application/x-ndjson",
 		body:  `[{"tally":{"tool":"a"}}]`,
 		want:  `[{"tally":{"tool":"a"}}]`,
+	}, {
+		name:    "run-once over that reply: its elements read as the protocol's events",
+		path:    "/v1/models/m1:tallyStream",
+		request: `{"contents":[],"run_once":true}`,
+		ctype:   "application/x-ndjson",
+		body:    `[{"tally":{"tool":"a","text":"A"}},{"tally":{"text":"B","done":true}}]`,
+		want:    `{"content":"AB","meta":{"tools_used":["a"]}}`,
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := httpmeta.DefaultConfig()
 			cfg.FinalMeta = true
 			h := httpmeta.New(cfg)
-			req := httptest.NewRequest(http.MethodPost, c.path, strings.NewReader(`{"contents":[]}`))
+			body := c.request
+			if body == "" {
+				body = `{"contents":[]}`
+			}
+			req := httptest.NewRequest(http.MethodPost, c.path, strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			rec := httptest.NewRecorder()
 			err := h.Serve(rec, req, next(func(w http.ResponseWriter, r *http.Request) error {
@@ -61,7 +73,7 @@ func TestFakeProtocolThroughHandler(t *testing.T) {
 				if _, err := io.WriteString(w, c.body[:half]); err != nil {
 					return err
 				}
-				if c.ctype == "application/x-ndjson" && rec.Body.Len() == 0 {
+				if c.ctype == "application/x-ndjson" && c.request == "" && rec.Body.Len() == 0 {
 					t.Errorf("the first half was held back")
 				}
 				_, err := io.WriteString(w, c.body[half:])

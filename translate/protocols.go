@@ -54,9 +54,11 @@ type protocol struct {
 	// for, flagged keyProtocol<<i in its keySet (eventDialect.object).
 	events func(w *SSERewriter) eventDialect
 	keys   []string
-	// convert, for a stream converted into chat chunks (SPEC 5), is the
-	// converter writing them to the chat stream's rewriter w.
+	// convert, for a stream converted into another protocol's events
+	// (SPEC 5: chat chunks), is the converter writing them to w, the
+	// rewriter of the protocol whose format into points to (nil: chat).
 	convert func(w *SSERewriter, opts ConvertOptions) io.WriteCloser
+	into    *Format
 
 	// json is the reading of the protocol's JSON replies (SPEC 4 table):
 	// none for a protocol whose replies are only streams.

@@ -67,6 +67,9 @@ func OpenStream(f Format, out io.Writer, sse SSEOptions, conv ConvertOptions, re
 	p := protocolOf(f)
 	if p != nil && p.convert != nil {
 		sse.Protocol = FormatSSE // converters write chat chunks
+		if p.into != nil {
+			sse.Protocol = *p.into // or another protocol's events
+		}
 	}
 	rw := NewSSERewriter(out, sse, requestMeta)
 	conv.Reply = rw.Reply()
