@@ -47,6 +47,8 @@ func parseCaddyfile(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error)
 //	    }
 //	    stream_usage      on|off
 //	    timing            on|off
+//	    mark_interrupted  on|off
+//	    tool_arguments    on|off
 //	    prices {
 //	        <model glob> <input> <output> [<cached input>]   # USD per 1M tokens
 //	    }
@@ -120,7 +122,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			default:
 				h.MaxEventBytes = int64(n)
 			}
-		case "final_meta", "hustle_summary", "convert_streams", "stream_usage", "timing":
+		case "final_meta", "hustle_summary", "convert_streams", "stream_usage", "timing", "mark_interrupted", "tool_arguments":
 			v, err := oneArg(d)
 			if err != nil {
 				return err
@@ -138,6 +140,10 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				h.StreamUsage = &b
 			case "timing":
 				h.Timing = b
+			case "mark_interrupted":
+				h.MarkInterrupted = b
+			case "tool_arguments":
+				h.ToolArguments = b
 			default:
 				h.ConvertStreams = &b
 			}

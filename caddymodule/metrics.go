@@ -28,6 +28,7 @@ var (
 		inputTokens   prometheus.Counter // tokens_total{direction="input"}
 		outputTokens  prometheus.Counter // tokens_total{direction="output"}
 		cost          prometheus.Counter
+		interrupted   prometheus.Counter
 		allCollectors []prometheus.Collector
 	}
 )
@@ -95,7 +96,11 @@ func initMetrics() {
 		Namespace: ns, Subsystem: sub, Name: "cost_usd_total",
 		Help: "Cost of the replies in US dollars, as reported upstream or computed from the prices table.",
 	})
-	metrics.allCollectors = []prometheus.Collector{metrics.requests, metrics.events, metrics.finalMeta, metrics.fallbacks, metrics.runOnceBytes, tokens, metrics.cost}
+	metrics.interrupted = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: ns, Subsystem: sub, Name: "interrupted_total",
+		Help: "Streams the upstream ended cleanly before their protocol's end (SPEC 11.1).",
+	})
+	metrics.allCollectors = []prometheus.Collector{metrics.requests, metrics.events, metrics.finalMeta, metrics.fallbacks, metrics.runOnceBytes, tokens, metrics.cost, metrics.interrupted}
 }
 
 // registerMetrics adds the collectors to this config's registry.

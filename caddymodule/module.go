@@ -100,6 +100,17 @@ type Handler struct {
 	// Add meta.timing (first_token_ms, total_ms). Default false.
 	Timing bool `json:"timing,omitempty"`
 
+	// End a stream the upstream cut short (it ended cleanly before its
+	// protocol's end) with the protocol's own error event, so that client
+	// libraries raise an error instead of returning half an answer as
+	// whole (SPEC 11.1). meta.interrupted is added either way. Default
+	// false.
+	MarkInterrupted bool `json:"mark_interrupted,omitempty"`
+
+	// Add meta.tool_calls, each tool call's name and arguments (SPEC
+	// 11.3). Off by default: arguments can hold what a user typed.
+	ToolArguments bool `json:"tool_arguments,omitempty"`
+
 	// Tool names from an OpenClaw gateway's session history (SPEC 10).
 	// Absent: off, and no look-up is made.
 	OpenClaw *OpenClaw `json:"openclaw,omitempty"`
@@ -157,6 +168,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	c.Request.MaxPromptChars = h.MaxPromptChars
 	c.Prices, c.Timing = h.Prices, h.Timing
+	c.MarkInterrupted, c.ToolArguments = h.MarkInterrupted, h.ToolArguments
 	if h.OpenClaw != nil {
 		h.OpenClaw.provision()
 		c.OpenClaw = h.OpenClaw.client

@@ -56,6 +56,9 @@ func (caddyObserver) Done(x *httpmeta.Exchange) {
 	if rep.HasCost {
 		metrics.cost.Add(rep.Cost)
 	}
+	if rep.Interrupted {
+		metrics.interrupted.Inc()
+	}
 }
 
 // The placeholders the module answers (SPEC 8).
@@ -66,6 +69,8 @@ const (
 	phIn    = "http.llm_meta.input_tokens"
 	phOut   = "http.llm_meta.output_tokens"
 	phCost  = "http.llm_meta.cost_usd"
+	phCut   = "http.llm_meta.interrupted"
+	phModel = "http.llm_meta.model_served"
 )
 
 // placeholders answers the module's placeholders from the state of the
@@ -89,6 +94,16 @@ func (p placeholders) value(key string) (any, bool) {
 			return strconv.FormatFloat(usd, 'f', -1, 64), true
 		}
 		return "", true
+	case phCut:
+		// "true" or empty (SPEC 11.1).
+		if p.v.Interrupted() {
+			return "true", true
+		}
+		return "", true
+	case phModel:
+		// The reply's model whenever it named one (SPEC 11.2), cleaned
+		// as tool names are (SPEC 8.1).
+		return translate.CleanHeaderValue(p.v.ModelServed()), true
 	case phIn, phOut:
 		u := p.v.Usage()
 		switch {

@@ -154,11 +154,7 @@ http://%s {
 	// The counters as the vectors hold them (the module keeps its own
 	// handles to them, looked up once per label set): each request counts
 	// once, under its own mode and format.
-	counter := func(c prometheus.Counter) float64 {
-		var m dto.Metric
-		must(t, c.Write(&m), "reading a counter")
-		return m.GetCounter().GetValue()
-	}
+	counter := func(c prometheus.Counter) float64 { return counterValue(t, c) }
 	jsonReqs, sseReqs := metrics.requests.WithLabelValues("json", "json"), metrics.requests.WithLabelValues("stream", "sse")
 	jsonEvents, sseEvents := metrics.events.WithLabelValues("json"), metrics.events.WithLabelValues("sse")
 	jsonReqs0, sseReqs0, jsonEvents0, sseEvents0 := counter(jsonReqs), counter(sseReqs), counter(jsonEvents), counter(sseEvents)
@@ -183,18 +179,7 @@ http://%s {
 	post(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 
 	// The access log is written when each request ends; wait for both lines.
-	var entries []map[string]any
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		entries = readJSONLines(t, logFile)
-		if len(entries) >= 2 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if len(entries) < 2 {
-		t.Fatalf("access log has %d lines, want 2", len(entries))
-	}
+	entries := waitJSONLines(t, logFile, 2)
 	// Both requests have ended (their access log lines are written after
 	// the handlers return), so their metrics are counted.
 	if got := counter(jsonReqs) - jsonReqs0; got != 1 {
@@ -237,6 +222,26 @@ http://%s {
 	if entries[1]["llm_tools"] != "websearch" || entries[1]["llm_format"] != "sse" {
 		t.Errorf("stream access log line: llm_tools=%v llm_format=%v", entries[1]["llm_tools"], entries[1]["llm_format"])
 	}
+}
+
+// counterValue is what a counter counts now.
+func counterValue(t *testing.T, c prometheus.Counter) float64 {
+	var m dto.Metric
+	must(t, c.Write(&m), "reading a counter")
+	return m.GetCounter().GetValue()
+}
+
+// waitJSONLines waits for an access log's n lines: each is written when
+// its request ends, after the handlers returned.
+func waitJSONLines(t *testing.T, path string, n int) []map[string]any {
+	var entries []map[string]any
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if entries = readJSONLines(t, path); len(entries) >= n {
+			return entries
+		}
+	}
+	t.Fatalf("access log has %d lines, want %d", len(entries), n)
+	return nil
 }
 
 func readJSONLines(t *testing.T, path string) []map[string]any {

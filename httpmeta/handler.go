@@ -48,6 +48,9 @@ type Config struct {
 	ConvertStreams bool // Vercel AI SDK streams into OpenAI chunks
 	Timing         bool // meta.timing
 
+	MarkInterrupted bool // end an interrupted stream with its protocol's error event (SPEC 11.1)
+	ToolArguments   bool // meta.tool_calls (SPEC 11.3)
+
 	Request translate.RequestOptions // the request side: structured mode, trimming, stream usage
 	Prices  []translate.Price        // meta.cost_usd when the upstream reports none
 

@@ -122,6 +122,12 @@ func (rw *responseWriter) logDone() {
 	if h.Logger == nil {
 		return
 	}
+	if rw.x.reply.Interrupted {
+		// SPEC 11.1: the format and how much came, never the content.
+		h.Logger.Warn("llm_meta stream interrupted: the upstream ended it before its end",
+			zap.String("format", rw.format.String()),
+			zap.Int64("bytes_in", rw.bytesIn))
+	}
 	if c := h.Logger.Check(zapcore.DebugLevel, "llm_meta reply"); c != nil {
 		var took time.Duration // 0 when debug logging came on after the handler was made (h.clock)
 		if !rw.x.start.IsZero() {

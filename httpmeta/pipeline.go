@@ -31,6 +31,7 @@ func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) io.Wri
 		Reply:           &x.reply,
 		WithholdUsage:   x.withholdUsage,
 		BeforeEnd:       rw.endHook(),
+		MarkInterrupted: h.MarkInterrupted,
 	}, translate.ConvertOptions{
 		Model:         x.model,
 		MaxLine:       int(h.MaxEventBytes),

@@ -69,6 +69,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, next Next) error
 	}
 	x.reply.Prices = h.Prices
 	x.reply.Timing, x.reply.Start = h.Timing, x.start
+	x.reply.ToolArguments = h.ToolArguments
 	rw := st.writer(w, r)
 	if h.Observer != nil {
 		h.Observer.Started(r, st)

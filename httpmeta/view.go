@@ -24,6 +24,8 @@ type summary struct {
 	usage   translate.Usage
 	cost    float64
 	hasCost bool
+	cut     bool   // the stream was interrupted (SPEC 11.1)
+	model   string // the model the reply named (SPEC 11.2)
 }
 
 // View returns the exchange's view. It stays valid after the request.
@@ -50,6 +52,8 @@ func (v *View) end() {
 		usage:   rep.Usage,
 		cost:    rep.Cost,
 		hasCost: rep.HasCost,
+		cut:     rep.Interrupted,
+		model:   rep.Model,
 	}
 }
 
@@ -94,4 +98,22 @@ func (v *View) Cost() (usd float64, ok bool) {
 		return rep.Cost, rep.HasCost
 	}
 	return v.kept.cost, v.kept.hasCost
+}
+
+// Interrupted reports whether the stream ended before its protocol's end
+// (SPEC 11.1).
+func (v *View) Interrupted() bool {
+	if v.ex != nil {
+		return v.ex.Reply().Interrupted
+	}
+	return v.kept.cut
+}
+
+// ModelServed is the model the reply named, "" when it named none (SPEC
+// 11.2). The record's string is its own copy, kept as it is.
+func (v *View) ModelServed() string {
+	if v.ex != nil {
+		return v.ex.Reply().Model
+	}
+	return v.kept.model
 }

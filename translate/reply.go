@@ -46,6 +46,14 @@ type Reply struct {
 	// (Responses, Anthropic) ended without it: a run-once reply of it is
 	// the 502 of a stream cut short (SPEC 6.4).
 	Cut bool
+	// Interrupted is set when a stream ended cleanly before the end its
+	// protocol defines (SPEC 11.1): meta.interrupted, the warning, the
+	// metric and the placeholder read it.
+	Interrupted bool
+
+	// ToolArguments collects each tool call's arguments into
+	// meta.tool_calls (tool_arguments, SPEC 11.3).
+	ToolArguments bool
 
 	// chatUsage: a chat chunk had a usage object, which wins over Groq's
 	// x_groq.usage whatever their order (SPEC 9.1).

@@ -46,6 +46,9 @@ type SSEOptions struct {
 	// MaxMeta is max_meta_bytes, the bound of the meta collected (0: the
 	// default, SPEC 8.1).
 	MaxMeta int
+	// MarkInterrupted ends a stream the upstream cut short with its
+	// protocol's own error event (mark_interrupted, SPEC 11.1).
+	MarkInterrupted bool
 }
 
 // SSERewriter forwards an event stream (SPEC 4.3, 4.4, 4.5) and reads it
