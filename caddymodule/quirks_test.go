@@ -118,3 +118,33 @@ func checkCost(t *testing.T, meta []byte, want float64) {
 		t.Errorf("cost_usd %v, want %v (meta %s)", *m.Cost, want, meta)
 	}
 }
+
+// A run-once reply is held anyway: an event or a data-stream line larger
+// than max_event_bytes (an inline image in one delta) is read whole up to
+// max_buffer_bytes (SPEC 6.1), not passed on unread.
+func TestRunOnceReadsEventsLargerThanMaxEventBytes(t *testing.T) {
+	big := strings.Repeat("x", 2<<20) // 2 MiB, over the 1 MiB default
+	for _, c := range []struct{ name, ctype, body string }{
+		{"chat stream", "text/event-stream", sseEvents(
+			`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"`+big+`"},"finish_reason":null}]}`,
+			`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"!"},"finish_reason":"stop"}]}`,
+			`[DONE]`)},
+		{"data stream", "text/plain; charset=utf-8", `0:"` + big + "\"\n" + `0:"!"` + "\n" + `d:{"finishReason":"stop"}` + "\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			up := &recordingUpstream{ctype: c.ctype, response: c.body}
+			base := startEndpoints(t, "", up)
+			for _, path := range []string{"/v1/chat/completions", "/v1/run_once"} {
+				resp, body := fetch(t, base, path, `{"model":"m","run_once":true,"message":"Hi","messages":[{"role":"user","content":"Hi"}]}`)
+				if resp.StatusCode != 200 {
+					t.Fatalf("%s: status %d: %.200s", path, resp.StatusCode, body)
+				}
+				var v struct{ Content string }
+				must(t, json.Unmarshal(body, &v), "decoding the answer")
+				if v.Content != big+"!" {
+					t.Errorf("%s: content of %d bytes, want %d: %.40q…", path, len(v.Content), len(big)+1, v.Content)
+				}
+			}
+		})
+	}
+}

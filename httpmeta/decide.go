@@ -162,7 +162,7 @@ func (rw *responseWriter) sniff(end bool) {
 	if len(held) < rw.buf.Len() {
 		rw.buf.Next(rw.buf.Len() - len(held))
 	}
-	f, decided := translate.DetectStart(rw.format, held, int(rw.x.h.MaxEventBytes), end, rw.x.h.ConvertStreams)
+	f, decided := translate.DetectStart(rw.format, held, int(rw.x.maxEventBytes()), end, rw.x.h.ConvertStreams)
 	if !decided {
 		return
 	}
@@ -183,7 +183,7 @@ func (rw *responseWriter) sniff(end bool) {
 // is (the first write holds the first line or event), and then handles p
 // at once instead of holding a copy of it. It reports whether it decided.
 func (rw *responseWriter) sniffIn(p []byte) bool {
-	f, decided := translate.DetectStart(rw.format, p, int(rw.x.h.MaxEventBytes), false, rw.x.h.ConvertStreams)
+	f, decided := translate.DetectStart(rw.format, p, int(rw.x.maxEventBytes()), false, rw.x.h.ConvertStreams)
 	if !decided {
 		return false
 	}

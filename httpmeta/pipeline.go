@@ -19,7 +19,7 @@ func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) io.Wri
 	}
 	var chain io.WriteCloser
 	chain, rw.rewriter = translate.OpenStream(rw.format, out, translate.SSEOptions{
-		MaxEvent:        int(h.MaxEventBytes),
+		MaxEvent:        int(x.maxEventBytes()),
 		FinalMeta:       h.FinalMeta,
 		BareMeta:        h.BareMeta,
 		Model:           model,
@@ -34,7 +34,7 @@ func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) io.Wri
 		MarkInterrupted: h.MarkInterrupted,
 	}, translate.ConvertOptions{
 		Model:         x.model,
-		MaxLine:       int(h.MaxEventBytes),
+		MaxLine:       int(x.maxEventBytes()),
 		HustleSummary: h.HustleSummary,
 		Stats:         &rw.stats,
 		Debug:         h.debug,

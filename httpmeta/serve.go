@@ -173,6 +173,16 @@ func (h *Handler) prepareRequest(r *http.Request, x *exchange) {
 	}
 }
 
+// maxEventBytes is the largest event or data-stream line read whole: a
+// run-once reply is held anyway, so its events are read up to
+// max_buffer_bytes (SPEC 6.1); a forwarded stream's up to max_event_bytes.
+func (x *exchange) maxEventBytes() int64 {
+	if x.runOnce {
+		return x.h.MaxBufferBytes
+	}
+	return x.h.MaxEventBytes
+}
+
 // requestModel is the model of the request sent upstream, read from the
 // body the first time it is asked for when prepareRequest left it unread.
 func (x *exchange) requestModel() string {

@@ -178,12 +178,12 @@ func (rw *responseWriter) Write(p []byte) (int, error) {
 			}
 			break
 		}
-		growBuffer(&rw.buf, len(p), rw.x.h.MaxEventBytes)
+		growBuffer(&rw.buf, len(p), rw.x.maxEventBytes())
 		rw.buf.Write(p)
 		// Look again only when something can have changed the answer
 		// (sniffwatch.go), or at the limit. Rescanning on every write would
 		// cost the square of a large first event.
-		if rw.sniffw.worth(p, rw.format == translate.FormatSniffEvents) || int64(rw.buf.Len()) > rw.x.h.MaxEventBytes {
+		if rw.sniffw.worth(p, rw.format == translate.FormatSniffEvents) || int64(rw.buf.Len()) > rw.x.maxEventBytes() {
 			rw.sniff(false)
 		}
 	case stStream, stCollect:
