@@ -12,6 +12,10 @@ type answer struct {
 	tools []toolCall
 	text  string
 	usage tokenCounts
+	// pieces is the text as a stream sends it, and cut says that it is
+	// only the first part of it: the stream ends there (cutShort).
+	pieces []string
+	cut    bool
 }
 
 // answerFor picks the reply by model as the chat endpoint does, among the
@@ -36,6 +40,7 @@ func answerFor(req *chatRequest) (answer, error) {
 		a.text = openAIText(req, a.tools, false)
 	}
 	a.usage = req.tokens(completionTokens(a.text, a.tools))
+	a.pieces, a.cut = req.textPieces(a.text), req.cutShort()
 	return a, nil
 }
 

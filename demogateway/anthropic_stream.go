@@ -88,8 +88,11 @@ func writeMessagesStream(s *streamer, req *chatRequest, a answer) error {
 			return err
 		}
 	}
-	if err := ms.text(len(a.tools), a.text); err != nil {
+	if err := ms.text(len(a.tools), a.pieces, a.cut); err != nil {
 		return err
+	}
+	if a.cut {
+		return nil // the body ends inside the text block: no message_stop
 	}
 	end := a.usage.anthropic()
 	err = ms.send("message_delta", messageDelta{Type: "message_delta", Delta: messageDeltaStop{StopReason: endTurn},
@@ -116,18 +119,21 @@ func (ms messagesStream) toolUse(index int, tc toolCall) error {
 	return ms.send("content_block_stop", blockStop{Type: "content_block_stop", Index: index})
 }
 
-func (ms messagesStream) text(index int, text string) error {
+func (ms messagesStream) text(index int, pieces []string, cut bool) error {
 	err := ms.send("content_block_start", blockStart{Type: "content_block_start", Index: index,
 		ContentBlock: textBlock{Type: "text", Text: ""}})
 	if err != nil {
 		return err
 	}
-	for _, w := range words(text) {
+	for _, w := range pieces {
 		err := ms.send("content_block_delta", blockDelta{Type: "content_block_delta", Index: index,
 			Delta: textDelta{Type: "text_delta", Text: w}})
 		if err != nil {
 			return err
 		}
+	}
+	if cut {
+		return nil // cut short: the body ends with the last piece sent
 	}
 	return ms.send("content_block_stop", blockStop{Type: "content_block_stop", Index: index})
 }

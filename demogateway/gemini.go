@@ -192,10 +192,10 @@ func (gs *geminiStream) write(req *chatRequest, a answer) error {
 			return err
 		}
 	}
-	ws := words(a.text)
+	ws := a.pieces
 	for i, w := range ws {
 		r := geminiReply(req, []geminiPart{{Text: w}}, "", running)
-		last := i == len(ws)-1
+		last := i == len(ws)-1 && !a.cut // cut short: no finishReason ends it
 		if last {
 			r = geminiReply(req, []geminiPart{{Text: w}}, geminiStop, a.usage.gemini())
 		}

@@ -107,8 +107,11 @@ func hustleParts(req *chatRequest) []dsPart {
 		{'e', dsFinish{FinishReason: "tool-calls", Usage: dsUsage{in, toolOut}, IsContinued: &no}},
 		{'f', dsStart{MessageID: "msg-demo-hustle-2"}},
 	}
-	for _, w := range words(text) {
+	for _, w := range req.textPieces(text) {
 		parts = append(parts, dsPart{'0', w})
+	}
+	if req.cutShort() {
+		return parts // no last e part, no d part
 	}
 	return append(parts,
 		dsPart{'2', []any{hustleTokenUsage{Type: "token_usage", TokensIn: 2 * in, TokensOut: toolOut + out,

@@ -3,7 +3,7 @@ package demogateway
 import "net/http"
 
 // demoModels are the model names that select each reply kind.
-var demoModels = []string{"demo-openai", "demo-openrouter", "demo-plain", "demo-structured", "demo-hustle", "demo-ui"}
+var demoModels = []string{"demo-openai", "demo-openrouter", "demo-plain", "demo-structured", "demo-hustle", "demo-ui", "demo-cut", "demo-auto"}
 
 type modelList struct {
 	Object string  `json:"object"`

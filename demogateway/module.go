@@ -44,6 +44,14 @@
 // price in USD as "cost" in its usage object, as OpenRouter does, in the
 // three protocols OpenRouter speaks (not Gemini's).
 //
+// Two names show what llm_meta says about a reply (SPEC 11), in every
+// protocol: a model whose name contains "cut" (demo-cut, demo-hustle-cut,
+// demo-ui-cut…), or a last message that says "cut short", ends a stream
+// cleanly in the middle of its text, without its protocol's end, as a
+// crashed upstream would (a JSON reply stays whole); a model whose name
+// contains "auto" (demo-auto, as openrouter/auto) answers as
+// demo-openai-fallback, another model than the one asked for.
+//
 // Usage:
 //
 //	:8081 {

@@ -177,10 +177,13 @@ func serveOpenAI(s *streamer, req *chatRequest, plain bool) error {
 			}
 		}
 	}
-	for _, w := range words(text) {
+	for _, w := range req.textPieces(text) {
 		if err := cs.send(delta{Content: &w}, nil); err != nil {
 			return err
 		}
+	}
+	if req.cutShort() {
+		return nil // the body ends here, with no finish_reason and no [DONE]
 	}
 	var meta *gatewayMeta
 	if len(tools) > 0 {

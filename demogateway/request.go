@@ -81,12 +81,38 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
 	return nil
 }
 
+// servedModel is the model a router answers with (demo-auto plays
+// openrouter/auto): another model than the one asked for, so that the reply
+// shows meta.model_served (SPEC 11.2).
+const servedModel = "demo-openai-fallback"
+
 // model is the model to report in replies.
 func (c *chatRequest) model() string {
-	if c.Model == "" {
+	switch {
+	case c.Model == "":
 		return "demo-openai"
+	case strings.Contains(strings.ToLower(c.Model), "auto"):
+		return servedModel
 	}
 	return c.Model
+}
+
+// cutShort says whether the stream is to end in the middle of its text, as
+// an upstream that crashed or timed out would end it: cleanly, without its
+// protocol's end (SPEC 11.1). A model with "cut" in its name, or a message
+// that says "cut short", asks for it; a JSON reply is always whole.
+func (c *chatRequest) cutShort() bool {
+	return strings.Contains(strings.ToLower(c.Model), "cut") || c.mentions("cut short")
+}
+
+// textPieces is the text of a stream in the pieces it is sent in: its
+// words, only the first half of them in a stream cut short.
+func (c *chatRequest) textPieces(text string) []string {
+	w := words(text)
+	if c.cutShort() {
+		return w[:(len(w)+1)/2]
+	}
+	return w
 }
 
 // includeUsage says whether a stream ends with a usage chunk.

@@ -47,8 +47,11 @@ func (rs *responsesStream) write(a answer, done responseObject) error {
 			return err
 		}
 	}
-	if err := rs.message(len(a.tools), a.text); err != nil {
+	if err := rs.message(len(a.tools), a.text, a.pieces, a.cut); err != nil {
 		return err
+	}
+	if a.cut {
+		return nil // the body ends inside the message: no terminal event
 	}
 	return rs.send(respEvent{Type: "response.completed", Response: &done})
 }
@@ -75,7 +78,7 @@ func (rs *responsesStream) functionCall(index int, tc toolCall) error {
 	return rs.send(respEvent{Type: "response.output_item.done", OutputIndex: &index, Item: item})
 }
 
-func (rs *responsesStream) message(index int, text string) error {
+func (rs *responsesStream) message(index int, text string, pieces []string, cut bool) error {
 	part0 := 0
 	err := rs.send(respEvent{Type: "response.output_item.added", OutputIndex: &index,
 		Item: messageOf([]outputText{}, "in_progress")})
@@ -88,12 +91,15 @@ func (rs *responsesStream) message(index int, text string) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range words(text) {
+	for _, w := range pieces {
 		err := rs.send(respEvent{Type: "response.output_text.delta", ItemID: demoMessageID, OutputIndex: &index,
 			ContentIndex: &part0, Delta: &w})
 		if err != nil {
 			return err
 		}
+	}
+	if cut {
+		return nil // cut short: the body ends with the last piece sent
 	}
 	err = rs.send(respEvent{Type: "response.output_text.done", ItemID: demoMessageID, OutputIndex: &index,
 		ContentIndex: &part0, Text: &text})

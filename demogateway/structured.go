@@ -92,10 +92,17 @@ func serveStructured(s *streamer, req *chatRequest) error {
 	if err := cs.send(delta{Role: "assistant"}, nil); err != nil {
 		return err
 	}
-	for _, frag := range fragments(content, structuredFragment) {
+	frags := fragments(content, structuredFragment)
+	if req.cutShort() {
+		frags = frags[:(len(frags)+1)/2]
+	}
+	for _, frag := range frags {
 		if err := cs.send(delta{Content: &frag}, nil); err != nil {
 			return err
 		}
+	}
+	if req.cutShort() {
+		return nil // the body ends inside the JSON object
 	}
 	return cs.finish("stop", u, nil)
 }

@@ -35,8 +35,11 @@ func uiParts(req *chatRequest) []uiPart {
 	}
 	parts = append(parts, uiPart{Type: "finish-step"}, uiPart{Type: "start-step"},
 		uiPart{Type: "text-start", ID: "txt-demo-1"})
-	for _, w := range words(text) {
+	for _, w := range req.textPieces(text) {
 		parts = append(parts, uiPart{Type: "text-delta", ID: "txt-demo-1", Delta: w})
+	}
+	if req.cutShort() {
+		return parts // no finish part
 	}
 	return append(parts,
 		uiPart{Type: "text-end", ID: "txt-demo-1"},
@@ -62,6 +65,9 @@ func serveUIStream(s *streamer, req *chatRequest) error {
 		if err := s.sendSSE(p); err != nil {
 			return err
 		}
+	}
+	if req.cutShort() {
+		return nil
 	}
 	return s.sendDone()
 }
