@@ -169,6 +169,9 @@ func run() error {
 	go usrv.Serve(ul)
 	defer usrv.Close()
 	up := ul.Addr().String()
+	if *flagPeers != "" {
+		return runPeers(up, loads, concs, os.Stdout) // peers.go
+	}
 
 	printMachine()
 	t0 := time.Now()
@@ -223,14 +226,8 @@ func run() error {
 
 	summary(out.Rows, out.Idle)
 	fmt.Printf("\ntotal time %v\n", time.Since(t0).Round(time.Second))
-	if *flagOut != "" {
-		b, err := json.MarshalIndent(out, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(*flagOut, b, 0o644); err != nil {
-			return err
-		}
+	if err := writeOut(out); err != nil {
+		return err
 	}
 	// A figure taken over failed requests, or none, is no figure.
 	for _, w := range out.Rows {
@@ -240,6 +237,18 @@ func run() error {
 		}
 	}
 	return nil
+}
+
+// writeOut writes the results as JSON to -out's file, if it names one.
+func writeOut(v any) error {
+	if *flagOut == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(*flagOut, b, 0o644)
 }
 
 // holdFor is how long a first-mode stream waits after its first event at
