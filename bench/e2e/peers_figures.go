@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"time"
 )
@@ -130,7 +131,11 @@ func (r *peerRow) summarize() {
 	miss := func(what string) { r.Missed = append(r.Missed, what) }
 	// A negative share is noise around nothing: it meets the bound.
 	if !(r.Share50.med() <= ownLimit*pk.Added50.med()) {
-		miss("own p50 " + fmtPercent(float64(r.OwnOfPeer)) + " of Portkey's added")
+		// With the rounds' own spread against the same median, which
+		// says whether the miss is more than the run's noise.
+		peer := pk.Added50.med()
+		miss(fmt.Sprintf("own p50 %s of Portkey's added (rounds %s…%s)", fmtPercent(float64(r.OwnOfPeer)),
+			fmtPercent(float64(r.Share50.Min)/peer), fmtPercent(float64(r.Share50.Max)/peer)))
 	}
 	if !(mod.Added50.med() < pk.Added50.med()) {
 		miss("adds more than Portkey at p50")
