@@ -25,7 +25,12 @@ here=bench/peers
 
 # Read before anything is built: the load the machine had of its own.
 load_before=$(cat /proc/loadavg)
+# The command as the Markdown block names it, with the settings that
+# change the figures.
 command_line="bash $here/run.sh${*:+ $*}"
+for v in PEERS_CONC PEERS_REQUESTS PEERS_ROUNDS; do
+  [ -z "${!v:-}" ] || command_line="$v=${!v} $command_line"
+done
 
 rounds=${PEERS_ROUNDS:-5}
 requests=${PEERS_REQUESTS:-400}
