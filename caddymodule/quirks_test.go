@@ -148,3 +148,28 @@ func TestRunOnceReadsEventsLargerThanMaxEventBytes(t *testing.T) {
 		})
 	}
 }
+
+// The edge stream made from a whole JSON reply (SPEC 6.3) carries the
+// content of SPEC 6.1 in every protocol, as run-once does: a Responses
+// object's output texts, an Anthropic message's text blocks.
+func TestEdgeStreamFromResponsesAndAnthropicJSON(t *testing.T) {
+	for _, c := range []struct{ name, reply string }{
+		{"Responses", `{"id":"resp_1","object":"response","created_at":1,"status":"completed","model":"gpt-4o-mini","output":[{"type":"message","id":"msg_1","status":"completed","role":"assistant","content":[{"type":"output_text","text":"AB","annotations":[]}]},{"type":"message","id":"msg_2","status":"completed","role":"assistant","content":[{"type":"output_text","text":"C","annotations":[]}]}]}`},
+		{"Anthropic", `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"AB"},{"type":"tool_use","id":"t1","name":"search","input":{}},{"type":"text","text":"C"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":2}}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			base := startEndpoints(t, "", &recordingUpstream{response: c.reply})
+			resp, body := fetch(t, base, "/functions/v1/jarvis", `{"message":"Hi"}`)
+			if resp.StatusCode != 200 || string(jsonField(body, "content")) != `"AB\nC"` {
+				t.Fatalf("without x-stream: status %d, %s", resp.StatusCode, body)
+			}
+			resp, body = fetch(t, base, "/functions/v1/jarvis", `{"message":"Hi"}`, "x-stream", "true")
+			if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+				t.Fatalf("x-stream: status %d, Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+			}
+			if got := streamContent(parseClientEvents(body)); got != "AB\nC" {
+				t.Errorf("x-stream content %q, want %q; body %s", got, "AB\nC", body)
+			}
+		})
+	}
+}

@@ -111,6 +111,10 @@ func (rw *responseWriter) begin() {
 		case x.runOnce:
 			rw.startBuffer(bufRunOnce)
 		case x.edgeStream:
+			// One content chunk of the reply's text (SPEC 6.3), whatever
+			// protocol the JSON is in (a Responses object's output text,
+			// an Anthropic message's text blocks).
+			x.wantContent()
 			rw.startBuffer(bufEdgeJSON)
 		default:
 			rw.startBuffer(bufJSON)

@@ -61,8 +61,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, next Next) error
 	delete(r.Header, "Accept-Encoding")
 	if x.runOnce {
 		x.plainText = prefersText(canonicalHeader(r.Header, "Accept"))
-		x.reply.WantContent = true
-		x.reply.MaxContent = int(h.MaxBufferBytes)
+		x.wantContent()
 	}
 	if x.wantSplit {
 		x.structured = translate.NewReplyStream(int(h.MaxBufferBytes))
@@ -171,6 +170,13 @@ func (h *Handler) prepareRequest(r *http.Request, x *exchange) {
 		sent = res.Body
 		setBody(r, res.Body, &x.last.body)
 	}
+}
+
+// wantContent asks the reply's protocol for its text (SPEC 6.1): a
+// run-once reply's, or the edge stream's made from a whole JSON reply.
+func (x *exchange) wantContent() {
+	x.reply.WantContent = true
+	x.reply.MaxContent = int(x.h.MaxBufferBytes)
 }
 
 // maxEventBytes is the largest event or data-stream line read whole: a
