@@ -39,8 +39,20 @@ var anthropicProtocol = protocol{
 		// A tool block's type ends in tool_use.
 		mayBeTool: func(rawType string) bool { return strings.HasSuffix(rawType, `tool_use"`) },
 		toolOf:    anthropicToolOf,
-		usage:     &anthropicUsageReading,
 	},
+	usage: &anthropicUsage,
+}
+
+// anthropicUsage is where an Anthropic usage object keeps its counts: its
+// input comes in parts (the uncached input, the cache reads, the cache
+// writes), input_tokens counting only the first.
+var anthropicUsage = usageNames{parts: true, paths: []string{"input_tokens", "cache_read_input_tokens",
+	"cache_creation_input_tokens", "output_tokens", "cost"}}
+
+// UpdateAnthropic updates u with an Anthropic usage object: message_start's,
+// then each message_delta's, whose counts replace the ones they name.
+func (u *Usage) UpdateAnthropic(usage gjson.Result) bool {
+	return usage.IsObject() && u.read(usage, &anthropicUsage)
 }
 
 // IsAnthropicEvent reports whether an event's data starts an Anthropic

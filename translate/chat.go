@@ -19,7 +19,16 @@ var chatProtocol = protocol{
 	// protocol claims is (RequestKindOf, DetectStart, readJSONReply).
 	events: func(w *SSERewriter) eventDialect { return chatDialect{w} },
 	keys:   []string{"tool_calls", "function_call", "name", "usage"},
+	usage:  &chatUsage,
 }
+
+// chatUsage is where a chat completion's usage object keeps its counts.
+var chatUsage = usageNames{paths: []string{"prompt_tokens", "completion_tokens", "total_tokens",
+	"prompt_tokens_details.cached_tokens", "completion_tokens_details.reasoning_tokens", "cost"}}
+
+// ReadChat replaces u with a chat completion's usage object. It reports
+// false, changing nothing, when usage holds no count.
+func (u *Usage) ReadChat(usage gjson.Result) bool { return u.read(usage, &chatUsage) }
 
 // The keys the chat dialect asks the key scan for, in chatProtocol.keys'
 // order.
@@ -280,4 +289,85 @@ func (r *SSERewriter) WriteMadeDeltas(p []byte, count int, content string) (bool
 func (r *SSERewriter) chatChunks() bool {
 	_, ok := r.dialect.(chatDialect)
 	return ok
+}
+
+// The chat completion as a JSON reply (SPEC 4.2): what no JSON protocol
+// claims (readJSONReply).
+
+// readChat reads a chat completion the general way (gjson look-ups: keys
+// with escapes), and returns the indices of the choices with a meta.
+func readChat(root gjson.Result, rep *Reply) (choiceMeta []int) {
+	meta := &rep.Meta
+	choices := root.Get("choices")
+	choiceMeta = mergeChoiceMetas(choices, meta)
+	if top := root.Get("meta"); top.IsObject() {
+		meta.mergeResult(top) // a scalar would come back as one value with key ""
+	}
+	choices.ForEach(func(_, c gjson.Result) bool {
+		if tc := c.Get("message.tool_calls"); tc.IsArray() {
+			tc.ForEach(func(_, call gjson.Result) bool {
+				if n := call.Get("function.name"); n.Type == gjson.String {
+					meta.AddTool(n.Str)
+				}
+				return true
+			})
+		}
+		if n := c.Get("message.function_call.name"); n.Type == gjson.String {
+			meta.AddTool(n.Str)
+		}
+		return true
+	})
+	if u := root.Get("usage"); u.IsObject() {
+		rep.Usage.ReadChat(u)
+		rep.setCostFrom(u)
+	}
+	return choiceMeta
+}
+
+// readChatIndexed reads a chat completion by its index: the choices' meta
+// only when the index saw a nested one, the tool names from the index (by
+// a walk when there were more than it holds).
+func readChatIndexed(s string, x *jsonIndex, rep *Reply) (choiceMeta []int) {
+	meta := &rep.Meta
+	if x.flags&idxNestedMeta != 0 {
+		if v, end, ok := x.value(s, topChoices); ok {
+			choiceMeta = mergeChoiceMetas(gjson.Parse(s[v:end]), meta)
+		}
+	}
+	if v, end, ok := x.value(s, topMeta); ok && s[v] == '{' {
+		meta.mergeResult(gjson.Parse(s[v:end]))
+	}
+	if x.flags&idxManyTools != 0 {
+		if v, ok := x.at(s, topChoices); ok {
+			walkToolNames(s, v, true, true, meta)
+		}
+	} else {
+		for _, r := range x.refs[:x.nrefs] {
+			if r.kind != refChat {
+				continue
+			}
+			if name, ok := strAt(s, r.v); ok {
+				meta.AddTool(name)
+			}
+		}
+	}
+	rep.readUsageIndexed(s, x, &chatUsage)
+	return choiceMeta
+}
+
+// mergeChoiceMetas merges the meta objects of the choices into meta and
+// returns the indices of the choices that have a meta, whatever its value.
+func mergeChoiceMetas(choices gjson.Result, meta *Meta) (idx []int) {
+	i := 0
+	choices.ForEach(func(_, c gjson.Result) bool {
+		if m := c.Get("meta"); m.Exists() {
+			idx = append(idx, i)
+			if m.IsObject() {
+				meta.mergeResult(m)
+			}
+		}
+		i++
+		return true
+	})
+	return idx
 }

@@ -302,3 +302,18 @@ func (h *Hustle) usageInto(r *Reply) {
 		return
 	}
 }
+
+// ReadHustle replaces u with Hustle's token_usage (or path_info) element:
+// tokensIn, tokensOut, cachedTokens. Its totalTokens counts something else,
+// so the total is always input + output.
+func (u *Usage) ReadHustle(el gjson.Result) bool {
+	in, okIn := count(el.Get("tokensIn"))
+	out, okOut := count(el.Get("tokensOut"))
+	if !u.replace(in, okIn, out, okOut) {
+		return false
+	}
+	if n, ok := count(el.Get("cachedTokens")); ok {
+		u.setCached(n)
+	}
+	return true
+}

@@ -51,7 +51,7 @@ type jsonIndex struct {
 
 	// usage holds where each count of the usage object starts (a
 	// usageSlot), 0: none.
-	usage [usageSlots]int
+	usage [maxUsageSlots]int
 
 	refs  [24]toolRef
 	nrefs int
@@ -78,34 +78,24 @@ const (
 	maxTopKeys = 16
 )
 
-// topNames is the name of each top slot, topCount how many there are, and
-// topByFirst the slots whose name starts with a byte (a bit each).
+// topNames holds the name of each top slot (the value: 1 + the slot).
 var (
-	topNames = [maxTopKeys]string{topID: "id", topModel: "model", topMeta: "meta", topUsage: "usage", topChoices: "choices"}
-	topCount = topFixed
-	// topRole is the role of the value of each top-level member.
-	topRole    = [maxTopKeys]uint8{topChoices: inChoices, topUsage: inUsage}
-	topByFirst = func() (m [256]uint16) {
-		for i, k := range topNames[:topFixed] {
-			m[k[0]] |= 1 << i
+	topNames = func() (t nameTable) {
+		for i, k := range [...]string{topID: "id", topModel: "model", topMeta: "meta", topUsage: "usage", topChoices: "choices"} {
+			t.add(k, i+1)
 		}
-		return m
+		return t
 	}()
+	// topRole is the role of the value of each top-level member.
+	topRole = [maxTopKeys]uint8{topChoices: inChoices, topUsage: inUsage}
 	// itemsMayBeTool is, for an items slot, its protocol's mayBeTool.
 	itemsMayBeTool [maxTopKeys]func(rawType string) bool
 )
 
 // topSlotOf is the top slot named k, or -1.
 func topSlotOf(k string) int {
-	if len(k) == 0 {
-		return -1
-	}
-	for m := topByFirst[k[0]]; m != 0; m &= m - 1 {
-		if i := bits.TrailingZeros16(m); topNames[i] == k {
-			return i
-		}
-	}
-	return -1
+	v, _ := topNames.get(k)
+	return v - 1
 }
 
 // addTopKey gives k a top slot, when it has none, and returns it.
@@ -113,14 +103,10 @@ func addTopKey(k string) int {
 	if i := topSlotOf(k); i >= 0 {
 		return i
 	}
-	if topCount == maxTopKeys {
+	if topNames.n == maxTopKeys {
 		panic("translate: more top-level keys than maxTopKeys")
 	}
-	i := topCount
-	topCount++
-	topNames[i] = k
-	topByFirst[k[0]] |= 1 << i
-	return i
+	return topNames.add(k, topNames.n+1) - 1
 }
 
 // registerTopKeys gives a JSON protocol's top-level keys their slots, and
@@ -171,41 +157,80 @@ const (
 // of the container it opens, or a string to look at.
 const (
 	kNone     = iota
-	kToolName = inDetailsFirst + 4 + iota // a call's function name
-	kItemType                             // an item's first type
+	kToolName = inDetailsFirst + maxDetails + iota // a call's function name
+	kItemType                                      // an item's first type
 )
 
-// Usage objects' details objects, and the slots of the counts.
+// The counts of the usage objects the protocols name (protocol.usage),
+// each in a slot of the index's: a count at the usage object's top level
+// (usageNamesTop), or a member of a details object there
+// (usageNamesDetail), registered by registerUsage.
 const (
-	detailPrompt = iota
-	detailCompletion
-	detailInput
-	detailOutput
+	maxUsageSlots = 16
+	maxDetails    = 6
 )
 
-const (
-	usagePrompt = iota
-	usageCompletion
-	usageTotal
-	usageInput
-	usageOutput
-	usageCacheRead
-	usageCacheMade
-	usageCost
-	usagePromptCached     // prompt_tokens_details.cached_tokens
-	usageCompletionReason // completion_tokens_details.reasoning_tokens
-	usageInputCached      // input_tokens_details.cached_tokens
-	usageOutputReason     // output_tokens_details.reasoning_tokens
-	usageSlots
-)
-
-// The slots each protocol's usage reading takes, in the order of its
-// names (usageShape, anthropicUsage), the cost last.
 var (
-	chatUsageSlots      = []int{usagePrompt, usageCompletion, usageTotal, usagePromptCached, usageCompletionReason, usageCost}
-	responsesUsageSlots = []int{usageInput, usageOutput, usageTotal, usageInputCached, usageOutputReason, usageCost}
-	anthropicUsageSlots = []int{usageInput, usageCacheRead, usageCacheMade, usageOutput, usageCost}
+	// usageNamesTop maps a member of a usage object to 1 + its slot, or
+	// to -(1 + the details object it is).
+	usageNamesTop    nameTable
+	usageNamesDetail [maxDetails]nameTable // a details object's members: 1 + slot
+	usageSlotCount   int
 )
+
+// registerUsage gives each count of a protocol's usage names its slot.
+func registerUsage(n *usageNames) {
+	n.slots = make([]int, len(n.paths))
+	for i, path := range n.paths {
+		top, member, detail := path, "", false
+		if j := strings.IndexByte(path, '.'); j >= 0 {
+			top, member, detail = path[:j], path[j+1:], true
+		}
+		v, ok := usageNamesTop.get(top)
+		if ok && (v < 0) != detail {
+			panic("translate: usage member " + top + " is a count and a details object")
+		}
+		if !detail {
+			if !ok {
+				v = usageNamesTop.add(top, newUsageSlot())
+			}
+			n.slots[i] = v - 1
+			continue
+		}
+		if !ok {
+			d := usageDetailCount()
+			if d == maxDetails {
+				panic("translate: more usage details objects than maxDetails")
+			}
+			v = usageNamesTop.add(top, -(d + 1))
+		}
+		t := &usageNamesDetail[-v-1]
+		s, ok := t.get(member)
+		if !ok {
+			s = t.add(member, newUsageSlot())
+		}
+		n.slots[i] = s - 1
+	}
+}
+
+// newUsageSlot returns 1 + a new slot.
+func newUsageSlot() int {
+	if usageSlotCount == maxUsageSlots {
+		panic("translate: more usage counts than maxUsageSlots")
+	}
+	usageSlotCount++
+	return usageSlotCount
+}
+
+// usageDetailCount is how many details objects are registered.
+func usageDetailCount() (n int) {
+	for _, v := range usageNamesTop.vals[:usageNamesTop.n] {
+		if v < 0 {
+			n++
+		}
+	}
+	return n
+}
 
 // member records the key (quotes included) of a member at depth (1: the
 // top level) whose value starts at v or after white space.
@@ -266,15 +291,15 @@ func (x *jsonIndex) member(key string, v, depth int, esc bool) {
 			x.itemName = v
 		}
 	case inUsage:
-		if slot, detail := usageKeyOf(k); slot >= 0 && x.usage[slot] == 0 {
-			x.usage[slot] = v
-		} else if detail >= 0 {
-			x.key = uint8(inDetailsFirst + detail)
+		if n, ok := usageNamesTop.get(k); ok && n > 0 && x.usage[n-1] == 0 {
+			x.usage[n-1] = v
+		} else if ok && n < 0 {
+			x.key = uint8(inDetailsFirst - n - 1)
 		}
 	default:
-		if r >= inDetailsFirst && r < inDetailsFirst+4 {
-			if slot := detailSlot(r-inDetailsFirst, k); slot >= 0 && x.usage[slot] == 0 {
-				x.usage[slot] = v
+		if r >= inDetailsFirst && r < inDetailsFirst+maxDetails {
+			if n, ok := usageNamesDetail[r-inDetailsFirst].get(k); ok && x.usage[n-1] == 0 {
+				x.usage[n-1] = v
 			}
 		}
 	}
@@ -366,53 +391,6 @@ func (x *jsonIndex) ref(kind uint8, v, name int) {
 	x.nrefs++
 }
 
-// usageKeyOf is the slot of a count a usage object names k, or the
-// details object k is; -1 for neither.
-func usageKeyOf(k string) (slot, detail int) {
-	switch k {
-	case "prompt_tokens":
-		return usagePrompt, -1
-	case "completion_tokens":
-		return usageCompletion, -1
-	case "total_tokens":
-		return usageTotal, -1
-	case "input_tokens":
-		return usageInput, -1
-	case "output_tokens":
-		return usageOutput, -1
-	case "cache_read_input_tokens":
-		return usageCacheRead, -1
-	case "cache_creation_input_tokens":
-		return usageCacheMade, -1
-	case "cost":
-		return usageCost, -1
-	case "prompt_tokens_details":
-		return -1, detailPrompt
-	case "completion_tokens_details":
-		return -1, detailCompletion
-	case "input_tokens_details":
-		return -1, detailInput
-	case "output_tokens_details":
-		return -1, detailOutput
-	}
-	return -1, -1
-}
-
-// detailSlot is the slot of member k of a details object, or -1.
-func detailSlot(detail uint8, k string) int {
-	switch {
-	case detail == detailPrompt && k == "cached_tokens":
-		return usagePromptCached
-	case detail == detailCompletion && k == "reasoning_tokens":
-		return usageCompletionReason
-	case detail == detailInput && k == "cached_tokens":
-		return usageInputCached
-	case detail == detailOutput && k == "reasoning_tokens":
-		return usageOutputReason
-	}
-	return -1
-}
-
 // at returns where the value of top-level member t starts, ok false when
 // there is none.
 func (x *jsonIndex) at(s string, t int) (v int, ok bool) {
@@ -458,4 +436,38 @@ func jsonStr(raw string) string {
 		return in
 	}
 	return decodeJSONString(raw)
+}
+
+// nameTable is a small set of names, each with a value, looked up by the
+// name's first byte (a bit per name) and then compared: a handful of
+// comparisons for a member's key, where a map would hash it.
+type nameTable struct {
+	names   [32]string
+	vals    [32]int
+	n       int
+	byFirst [256]uint32
+}
+
+// get returns the value of name k.
+func (t *nameTable) get(k string) (int, bool) {
+	if len(k) == 0 {
+		return 0, false
+	}
+	for m := t.byFirst[k[0]]; m != 0; m &= m - 1 {
+		if i := bits.TrailingZeros32(m); t.names[i] == k {
+			return t.vals[i], true
+		}
+	}
+	return 0, false
+}
+
+// add adds name k with value v (not 0) and returns v.
+func (t *nameTable) add(k string, v int) int {
+	if t.n == len(t.names) {
+		panic("translate: a name table is full")
+	}
+	t.names[t.n], t.vals[t.n] = k, v
+	t.byFirst[k[0]] |= 1 << t.n
+	t.n++
+	return v
 }

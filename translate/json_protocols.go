@@ -11,6 +11,8 @@ import "github.com/tidwall/gjson"
 // (readIndexed). The chat completion, which no protocol claims, has rules
 // of its own (json_reply.go: choices' meta, structured replies).
 type jsonProtocol struct {
+	proto *protocol // set at registration
+
 	// topKeys are the top-level members is reads: the index records them.
 	topKeys []string
 	is      func(t jsonTop) bool
@@ -23,7 +25,6 @@ type jsonProtocol struct {
 	items     string
 	mayBeTool func(rawType string) bool
 	toolOf    func(t string) (tool string, byName bool)
-	usage     *usageReading
 
 	itemsTop int // the top slot of items (registration)
 }
@@ -75,14 +76,14 @@ func jsonProtocolOf(t jsonTop) *jsonProtocol {
 }
 
 // indexable reports whether the index records what readIndexed reads.
-func (p *jsonProtocol) indexable() bool { return p.items != "" && p.usage != nil }
+func (p *jsonProtocol) indexable() bool { return p.items != "" && p.proto.usage != nil }
 
 // readIndexed reads a reply of the protocol by its index, in the order of
 // read (readHead, then the items), without its text: the usage and its
 // cost, the reply's own meta, the items' tools.
 func (p *jsonProtocol) readIndexed(s string, x *jsonIndex, rep *Reply, opts *JSONOptions) {
 	readIDModel(s, x, true, rep, opts)
-	rep.readUsageIndexed(s, x, p.usage)
+	rep.readUsageIndexed(s, x, p.proto.usage)
 	if v, end, ok := x.value(s, topMeta); ok && s[v] == '{' {
 		rep.Meta.mergeResult(gjson.Parse(s[v:end]))
 	}

@@ -54,38 +54,19 @@ func (r *Reply) costAt(s string, cost jsonSpan) {
 	}
 }
 
-// usageReading is how one protocol's usage is read from the index: the
-// usage slots of its counts, in the order apply (or, for an Anthropic
-// usage object, applyAnthropic) takes them, the cost last.
-type usageReading struct {
-	slots     []int
-	anthropic bool
-}
-
-var (
-	chatUsageReading      = usageReading{chatUsageSlots, false}
-	responsesUsageReading = usageReading{responsesUsageSlots, false}
-	anthropicUsageReading = usageReading{anthropicUsageSlots, true}
-)
-
-// readUsageIndexed reads the reply's usage object (ReadChat, ReadResponses
-// or UpdateAnthropic, as how says) and its cost, from where the index
-// found their counts.
-func (r *Reply) readUsageIndexed(s string, x *jsonIndex, how *usageReading) {
+// readUsageIndexed reads the reply's usage object by the protocol's usage
+// names, and its cost, from where the index found their counts.
+func (r *Reply) readUsageIndexed(s string, x *jsonIndex, n *usageNames) {
 	if x.top[topUsage] == 0 {
 		return
 	}
-	var c [5]usageCount
-	n := len(how.slots) - 1
-	for i := 0; i < n; i++ {
-		c[i] = x.usageSpan(s, how.slots[i]).count(s)
+	var c [maxUsageSlots]usageCount
+	k := len(n.slots) - 1
+	for i := 0; i < k; i++ {
+		c[i] = x.usageSpan(s, n.slots[i]).count(s)
 	}
-	if how.anthropic {
-		r.Usage.applyAnthropic((*[4]usageCount)(c[:4]))
-	} else {
-		r.Usage.apply(&c)
-	}
-	r.costAt(s, x.usageSpan(s, how.slots[n]))
+	r.Usage.applyAs(n, c[:k])
+	r.costAt(s, x.usageSpan(s, n.slots[k]))
 }
 
 // usageSpan is the value of a usage slot.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/bits"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 
@@ -367,4 +368,130 @@ func eventType(s string) string {
 		}
 	}
 	return gjson.Get(s, "type").Str
+}
+
+// unsafeBytes views s as bytes without copying; the bytes must not be changed.
+func unsafeBytes(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
+func trimJSONSpace(s string) string {
+	for len(s) > 0 && isJSONSpace(s[0]) {
+		s = s[1:]
+	}
+	for len(s) > 0 && isJSONSpace(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// appendUnescaped appends the text of lit, the inside of a valid JSON string
+// literal, decoded as encoding/json does: a \u escape of a surrogate that is
+// not part of a pair becomes U+FFFD. Bytes that are not valid UTF-8 are kept;
+// appendJSONString replaces them when the text is written out again.
+func appendUnescaped(dst []byte, lit string) []byte {
+	for i := 0; i < len(lit); {
+		j := strings.IndexByte(lit[i:], '\\')
+		if j < 0 {
+			return append(dst, lit[i:]...)
+		}
+		dst = append(dst, lit[i:i+j]...)
+		i += j
+		if i+1 >= len(lit) {
+			return dst // cannot happen in a valid literal
+		}
+		e := lit[i+1]
+		i += 2
+		switch e {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, ok := hex4(lit, i)
+			if !ok {
+				return dst
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2, ok := rune(0), false
+				if i+6 <= len(lit) && lit[i] == '\\' && lit[i+1] == 'u' {
+					r2, ok = hex4(lit, i+2)
+				}
+				if d := utf16.DecodeRune(r, r2); ok && d != utf8.RuneError {
+					r = d
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			dst = utf8.AppendRune(dst, r)
+		default: // '"', '\\', '/'
+			dst = append(dst, e)
+		}
+	}
+	return dst
+}
+
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// objectValue returns the raw JSON value of key at the top level of obj, a
+// valid JSON object, or "" when obj has no such key. Unlike gjson it never
+// decodes the strings it passes over, so it costs no allocation.
+func objectValue(obj, key string) string {
+	i := walkSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return ""
+	}
+	i++
+	for {
+		i = walkSpace(obj, i)
+		if i >= len(obj) || obj[i] != '"' {
+			return ""
+		}
+		kEnd := walkString(obj, i)
+		k := obj[i+1 : kEnd-1]
+		i = walkSpace(obj, kEnd)
+		if i >= len(obj) || obj[i] != ':' {
+			return ""
+		}
+		i = walkSpace(obj, i+1)
+		vEnd := walkValue(obj, i)
+		if k == key || strings.IndexByte(k, '\\') >= 0 && string(appendUnescaped(nil, k)) == key {
+			return obj[i:vEnd]
+		}
+		i = walkSpace(obj, vEnd)
+		if i >= len(obj) || obj[i] != ',' {
+			return ""
+		}
+		i++
+	}
 }

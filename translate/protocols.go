@@ -60,6 +60,10 @@ type protocol struct {
 	convert func(w *SSERewriter, opts ConvertOptions) io.WriteCloser
 	into    *Format
 
+	// usage is where its usage objects keep their counts (the JSON index
+	// records them for a reply read by its index).
+	usage *usageNames
+
 	// json is the reading of the protocol's JSON replies (SPEC 4 table):
 	// none for a protocol whose replies are only streams.
 	json *jsonProtocol
@@ -108,7 +112,11 @@ func setUp(p *protocol) {
 	*p.format = f
 	formatProtocol[f] = p
 	p.keyTable = newKeyTable(p.keys)
+	if p.usage != nil {
+		registerUsage(p.usage)
+	}
 	if p.json != nil {
+		p.json.proto = p
 		registerTopKeys(p.json)
 	}
 }

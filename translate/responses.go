@@ -35,9 +35,16 @@ var responsesProtocol = protocol{
 		items:     "output",
 		mayBeTool: func(rawType string) bool { return strings.HasSuffix(rawType, `_call"`) },
 		toolOf:    responsesToolOf,
-		usage:     &responsesUsageReading,
 	},
+	usage: &responsesUsage,
 }
+
+// responsesUsage is where a Responses usage object keeps its counts.
+var responsesUsage = usageNames{paths: []string{"input_tokens", "output_tokens", "total_tokens",
+	"input_tokens_details.cached_tokens", "output_tokens_details.reasoning_tokens", "cost"}}
+
+// ReadResponses replaces u with a Responses API usage object.
+func (u *Usage) ReadResponses(usage gjson.Result) bool { return u.read(usage, &responsesUsage) }
 
 // IsResponsesEvent reports whether an event's data is an OpenAI Responses
 // event: a JSON object whose type starts with "response." (SPEC 4).

@@ -18,9 +18,10 @@ type Usage struct {
 
 	hasInput, hasOutput, hasTotal, hasCached, hasReasoning bool
 
-	// Anthropic's three parts of the input, kept apart so that a
-	// message_delta naming one of them updates the sum.
-	anthropicPlain, anthropicRead, anthropicMade int64
+	// An input counted in parts (Anthropic's uncached input, cache reads
+	// and cache writes), kept apart so that a later usage object naming
+	// one of them updates the sum.
+	inputParts [3]int64
 }
 
 // Known reports whether any count is known.
@@ -51,45 +52,46 @@ func countOf(f float64) (int64, bool) {
 	return int64(f), true
 }
 
-// usageShape names where one protocol's usage object keeps each count, in
-// the order of usageCounts: input, output, total, cached, reasoning (a
-// dotted name is a path). An Anthropic usage object has its own rules
-// (anthropicUsage).
-type usageShape [5]string
-
-var (
-	chatUsage = usageShape{"prompt_tokens", "completion_tokens", "total_tokens",
-		"prompt_tokens_details.cached_tokens", "completion_tokens_details.reasoning_tokens"}
-	responsesUsage = usageShape{"input_tokens", "output_tokens", "total_tokens",
-		"input_tokens_details.cached_tokens", "output_tokens_details.reasoning_tokens"}
-	// anthropicUsage: the uncached input, the cache reads, the cache
-	// writes, the output.
-	anthropicUsage = [4]string{"input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens"}
-)
-
 // usageCount is one count of a usage object, when it gave it.
 type usageCount struct {
 	n  int64
 	ok bool
 }
 
-// ReadChat replaces u with a chat completion's usage object. It reports
-// false, changing nothing, when usage holds no count.
-func (u *Usage) ReadChat(usage gjson.Result) bool { return u.read(usage, &chatUsage) }
-
-// ReadResponses replaces u with a Responses API usage object.
-func (u *Usage) ReadResponses(usage gjson.Result) bool { return u.read(usage, &responsesUsage) }
-
-func (u *Usage) read(usage gjson.Result, k *usageShape) bool {
-	var c [5]usageCount
-	for i, path := range k {
-		c[i].n, c[i].ok = count(usage.Get(path))
-	}
-	return u.apply(&c)
+// usageNames is where one protocol's usage object keeps its counts: the
+// paths (a dotted one names a member of a details object) of the counts,
+// then that of the cost (SPEC 9.1, 9.2). The counts are input, output,
+// total, cached and reasoning (apply); or, for an input counted in parts,
+// the uncached input, the cache reads, the cache writes and the output
+// (applyParts). The index records each count in a slot (registerUsage).
+type usageNames struct {
+	paths []string
+	parts bool
+	slots []int // the index's slot of each path (registration)
 }
 
-// apply replaces u with the counts of a usage object (usageShape's order).
-func (u *Usage) apply(c *[5]usageCount) bool {
+// read reads a usage object by the names into u. It reports false,
+// changing nothing, when the object holds no count.
+func (u *Usage) read(usage gjson.Result, n *usageNames) bool {
+	var c [maxUsageSlots]usageCount
+	k := len(n.paths) - 1
+	for i, path := range n.paths[:k] {
+		c[i].n, c[i].ok = count(usage.Get(path))
+	}
+	return u.applyAs(n, c[:k])
+}
+
+// applyAs applies the counts read by the names.
+func (u *Usage) applyAs(n *usageNames, c []usageCount) bool {
+	if n.parts {
+		return u.applyParts(c)
+	}
+	return u.apply(c)
+}
+
+// apply replaces u with the counts of a usage object in the usual order:
+// input, output, total, cached, reasoning.
+func (u *Usage) apply(c []usageCount) bool {
 	if !u.replace(c[0].n, c[0].ok, c[1].n, c[1].ok) {
 		return false
 	}
@@ -105,79 +107,28 @@ func (u *Usage) apply(c *[5]usageCount) bool {
 	return true
 }
 
-// UpdateAnthropic updates u with an Anthropic usage object: message_start's,
-// then each message_delta's, whose counts replace the ones they name.
-// input_tokens counts every input token: the uncached ones plus the cache
-// reads and writes.
-func (u *Usage) UpdateAnthropic(usage gjson.Result) bool {
-	if !usage.IsObject() {
-		return false
-	}
-	var c [4]usageCount
-	for i, key := range anthropicUsage {
-		c[i].n, c[i].ok = count(usage.Get(key))
-	}
-	return u.applyAnthropic(&c)
-}
-
-// applyAnthropic updates u with the counts of an Anthropic usage object
-// (anthropicUsage's order).
-func (u *Usage) applyAnthropic(c *[4]usageCount) bool {
+// applyParts updates u with the counts of a usage object whose input
+// comes in parts: the uncached input, the cache reads, the cache writes,
+// the output. Each count given replaces the one before (a later object
+// names only what changed); the input is the sum of its parts.
+func (u *Usage) applyParts(c []usageCount) bool {
 	plain, read, made, out := c[0], c[1], c[2], c[3]
 	if !plain.ok && !read.ok && !made.ok && !out.ok {
 		return false
 	}
-	if plain.ok {
-		u.anthropicPlain = plain.n
+	for i, part := range c[:3] {
+		if part.ok {
+			u.inputParts[i] = part.n
+		}
 	}
 	if read.ok {
-		u.anthropicRead = read.n
 		u.setCached(read.n)
 	}
-	if made.ok {
-		u.anthropicMade = made.n
-	}
 	if plain.ok || read.ok || made.ok {
-		u.setInput(u.anthropicPlain + u.anthropicRead + u.anthropicMade)
+		u.setInput(u.inputParts[0] + u.inputParts[1] + u.inputParts[2])
 	}
 	if out.ok {
 		u.setOutput(out.n)
-	}
-	return true
-}
-
-// ReadAISDK replaces u with an AI SDK usage object (data stream d:, UI
-// stream finish or message-metadata): promptTokens/completionTokens (AI SDK
-// 4), inputTokens/outputTokens (5 and later) or their snake_case forms.
-func (u *Usage) ReadAISDK(usage gjson.Result) bool {
-	in, okIn := firstCount(usage, "inputTokens", "promptTokens", "input_tokens", "prompt_tokens")
-	out, okOut := firstCount(usage, "outputTokens", "completionTokens", "output_tokens", "completion_tokens")
-	if !u.replace(in, okIn, out, okOut) {
-		return false
-	}
-	if n, ok := firstCount(usage, "totalTokens", "total_tokens"); ok {
-		u.setTotal(n)
-	}
-	if n, ok := firstCount(usage, "cachedInputTokens", "cached_input_tokens"); ok {
-		u.setCached(n)
-	}
-	if n, ok := firstCount(usage, "reasoningTokens", "reasoning_tokens"); ok {
-		u.setReasoning(n)
-	}
-	return true
-}
-
-// ReadHustle replaces u with Hustle's token_usage (or path_info) element:
-// tokensIn, tokensOut, cachedTokens. Its totalTokens counts something else,
-// so the total is always input + output.
-func (u *Usage) ReadHustle(el gjson.Result) bool {
-	in, okIn := count(el.Get("tokensIn"))
-	out, okOut := count(el.Get("tokensOut"))
-	if !u.replace(in, okIn, out, okOut) {
-		return false
-	}
-	if n, ok := count(el.Get("cachedTokens")); ok {
-		u.setCached(n)
 	}
 	return true
 }

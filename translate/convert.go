@@ -1,0 +1,327 @@
+package translate
+
+import (
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// The core both AI SDK stream converters (datastream.go, uistream.go)
+// share: they write OpenAI chat-completion chunks (SPEC 5).
+
+// convCore is what both stream converters share: the chunk head and the id
+// rule of SPEC 5, the meta being built, and the output buffer that collects
+// the events of one Write so that they go out in one piece.
+type convCore struct {
+	out  io.Writer
+	opts ConvertOptions
+
+	meta   *Meta // the record's, or ownMeta
+	hustle Hustle
+
+	ownMeta   Meta
+	lateUsage []byte // usage that came after the last chunk (UI message-metadata)
+
+	head    ChunkHead
+	id      string // the first message id announced before the first chunk
+	started bool   // a chunk has been written: the head is fixed, the role given
+
+	// deltaHead is a delta chunk up to its text (appendDeltaHead), for
+	// deltaField ("" until one is built), once the head is fixed: what
+	// most events repeat.
+	deltaHead  []byte
+	deltaField string
+
+	buf     []byte // events produced by the current Write
+	str     []byte // a decoded JSON string with escapes
+	scratch []byte // usage and meta being built
+	err     error  // the output's first error, sticky
+	ended   bool   // the meta-only event and [DONE] have been written
+
+	// When out takes text deltas unread (madeDeltaWriter), buf holds
+	// either only text deltas after the stream's first chunk (run: counted,
+	// their content joined in runText) or only other events.
+	fast     madeDeltaWriter
+	run      bool
+	runCount int
+	runText  []byte
+}
+
+func (c *convCore) init(out io.Writer, opts ConvertOptions) {
+	c.out = out
+	c.fast, _ = out.(madeDeltaWriter)
+	c.opts = opts
+	c.meta = &c.ownMeta
+	if opts.Reply != nil {
+		c.meta = &opts.Reply.Meta // bounded by the record's reader
+	} else {
+		c.meta.Limit(opts.MaxMeta, opts.Warn)
+	}
+	c.hustle.Max = opts.MaxMeta
+}
+
+func (c *convCore) count(skipped bool) {
+	if s := c.opts.Stats; s != nil {
+		s.Events++
+		if skipped {
+			s.Skipped++
+		}
+	}
+}
+
+func (c *convCore) debug(msg string) {
+	if c.opts.Debug != nil {
+		c.opts.Debug(msg)
+	}
+}
+
+// announce records a message id; only the first one announced before the
+// first chunk becomes the stream's id.
+func (c *convCore) announce(id string) {
+	if !c.started && c.id == "" && id != "" {
+		c.id = strings.Clone(id)
+	}
+}
+
+// addTool adds a tool name to tools_used (AddTool keeps its own copy).
+func (c *convCore) addTool(name string) { c.meta.AddTool(name) }
+
+// start fixes the chunk head at the first chunk and reports whether the role
+// is still to be given.
+func (c *convCore) start() bool {
+	if c.started {
+		return false
+	}
+	c.started = true
+	c.head = NewChunkHead(c.id, c.opts.Created, c.opts.Model)
+	return true
+}
+
+func (c *convCore) delta(field, text string) {
+	role := c.start()
+	// The first chunk (with the role) is read by the rewriter as any other:
+	// it takes the stream's id from it. The rest can skip the reading.
+	c.runOf(!role)
+	switch {
+	case role:
+		c.buf = c.head.appendDeltaHead(c.buf, field, true)
+	default:
+		if field != c.deltaField {
+			if n := c.head.deltaHeadLen(field); cap(c.deltaHead) < n {
+				c.deltaHead = make([]byte, 0, n)
+			}
+			c.deltaHead = c.head.appendDeltaHead(c.deltaHead[:0], field, false)
+			c.deltaField = field
+		}
+		c.buf = append(c.buf, c.deltaHead...)
+	}
+	c.buf = appendJSONString(c.buf, text)
+	c.buf = append(c.buf, deltaTail...)
+	if c.run {
+		c.runCount++
+		if field == "content" {
+			c.runText = append(c.runText, text...)
+		}
+	}
+	c.flushFull()
+}
+
+// runOf makes buf hold only events of one kind, text deltas (delta) or any
+// other, writing out what it holds when the kind changes.
+func (c *convCore) runOf(delta bool) {
+	if c.fast == nil {
+		return // one Write for all: nothing to tell apart
+	}
+	if c.run != delta && len(c.buf) > 0 {
+		_ = c.flush() // the error is sticky: Write returns it
+	}
+	c.run = delta
+}
+
+// madeDeltaWriter takes chat chunks a converter made that carry nothing but
+// a text delta: count of them, content their content deltas joined. It
+// reports false, having done nothing, when it must read them as any other
+// event (SSERewriter.WriteMadeDeltas).
+type madeDeltaWriter interface {
+	WriteMadeDeltas(p []byte, count int, content string) (bool, error)
+}
+
+// convFlushAt is how many bytes of chunks one upstream write may build
+// before they are written out. A part of a few bytes becomes a chunk of
+// over a hundred, so the chunks of one upstream write (up to 32 KiB from
+// reverse_proxy) could otherwise take a megabyte to hold (SPEC 8.1); and
+// the buffer stays small enough to be kept for the whole stream.
+const convFlushAt = 4 << 10
+
+// flushFull writes the chunks built so far once they fill convFlushAt.
+func (c *convCore) flushFull() {
+	if len(c.buf) >= convFlushAt {
+		_ = c.flush() // the error is sticky: Write returns it
+	}
+}
+
+// finish writes a finish chunk with the mapped finish reason and, when usage
+// holds token counts, the OpenAI usage object.
+func (c *convCore) finish(reason string, usage gjson.Result) {
+	role := c.start()
+	if rep := c.opts.Reply; rep != nil {
+		rep.setCostFrom(usage) // the chunk's usage carries the counts only
+	}
+	var u []byte
+	c.scratch, u = appendUsage(c.scratch[:0], usage)
+	c.runOf(false)
+	c.buf = c.head.AppendFinish(c.buf, mapFinishReason(reason), role, u)
+	c.flushFull()
+}
+
+// end completes the meta and writes [DONE], once. With a shared record the
+// meta goes into it (the chunks written so far reach the record's reader
+// first, so that usage that came after the last chunk wins); without one,
+// a meta-only event goes before [DONE].
+func (c *convCore) end() {
+	if c.ended {
+		return
+	}
+	c.ended = true
+	c.hustle.AppendTo(c.meta, c.opts.HustleSummary)
+	if rep := c.opts.Reply; rep != nil {
+		if c.flush() != nil {
+			return
+		}
+		if c.lateUsage != nil {
+			late := gjson.ParseBytes(c.lateUsage)
+			rep.Usage.ReadAISDK(late)
+			rep.setCostFrom(late)
+		}
+		c.hustle.usageInto(rep)
+	}
+	c.runOf(false)
+	if c.opts.Reply == nil && !c.meta.Empty() {
+		c.scratch = c.meta.AppendJSON(c.scratch[:0])
+		c.buf = AppendBareMeta(c.buf, c.scratch)
+	}
+	c.buf = append(c.buf, DoneEvent...)
+}
+
+// flush writes the events built since the last flush in one Write.
+func (c *convCore) flush() error {
+	if c.err != nil {
+		return c.err
+	}
+	if len(c.buf) == 0 {
+		return nil
+	}
+	done := false
+	if c.run && c.runCount > 0 {
+		done, c.err = c.fast.WriteMadeDeltas(c.buf, c.runCount, unsafeString(c.runText))
+	}
+	if !done {
+		if _, err := c.out.Write(c.buf); err != nil {
+			c.err = err
+		}
+	}
+	c.buf, c.runCount, c.runText = c.buf[:0], 0, c.runText[:0]
+	return c.err
+}
+
+// mapFinishReason maps an AI SDK finish reason to OpenAI's: tool-calls and
+// content-filter get underscores, a missing one is "stop", others stay.
+func mapFinishReason(r string) string {
+	switch r {
+	case "tool-calls":
+		return "tool_calls"
+	case "content-filter":
+		return "content_filter"
+	case "":
+		return "stop"
+	}
+	return r
+}
+
+// appendUsage appends OpenAI's usage object built from an AI SDK usage
+// object: prompt_tokens from promptTokens, prompt_tokens or inputTokens;
+// completion_tokens from completionTokens, completion_tokens or outputTokens;
+// total_tokens from totalTokens or total_tokens, else their sum. It returns
+// the grown dst and the usage bytes, or nil when usage is not an object with
+// at least one of those numbers.
+func appendUsage(dst []byte, usage gjson.Result) ([]byte, []byte) {
+	if !usage.IsObject() {
+		return dst, nil
+	}
+	var p, c, t int64
+	var hasP, hasC, hasT bool
+	usage.ForEach(func(k, v gjson.Result) bool {
+		if v.Type != gjson.Number {
+			return true
+		}
+		switch k.Str {
+		case "promptTokens", "prompt_tokens", "inputTokens":
+			if !hasP {
+				p, hasP = int64(v.Num), true
+			}
+		case "completionTokens", "completion_tokens", "outputTokens":
+			if !hasC {
+				c, hasC = int64(v.Num), true
+			}
+		case "totalTokens", "total_tokens":
+			if !hasT {
+				t, hasT = int64(v.Num), true
+			}
+		}
+		return true
+	})
+	if !hasP && !hasC && !hasT {
+		return dst, nil
+	}
+	if !hasT {
+		t = p + c
+	}
+	start := len(dst)
+	dst = append(dst, `{"prompt_tokens":`...)
+	dst = strconv.AppendInt(dst, p, 10)
+	dst = append(dst, `,"completion_tokens":`...)
+	dst = strconv.AppendInt(dst, c, 10)
+	dst = append(dst, `,"total_tokens":`...)
+	dst = strconv.AppendInt(dst, t, 10)
+	dst = append(dst, '}')
+	return dst, dst[start:]
+}
+
+// text returns the text of raw, a valid JSON value, when it is a string. The
+// text is a view of raw, or of c.str when raw has escapes: it is only valid
+// until the next call.
+func (c *convCore) text(raw string) (string, bool) {
+	raw = trimJSONSpace(raw)
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	lit := raw[1 : len(raw)-1]
+	if strings.IndexByte(lit, '\\') < 0 {
+		return lit, true
+	}
+	c.str = appendUnescaped(c.str[:0], lit)
+	return unsafeString(c.str), true
+}
+
+// ReadAISDK replaces u with an AI SDK usage object (data stream d:, UI
+// stream finish or message-metadata): promptTokens/completionTokens (AI SDK
+// 4), inputTokens/outputTokens (5 and later) or their snake_case forms.
+func (u *Usage) ReadAISDK(usage gjson.Result) bool {
+	in, okIn := firstCount(usage, "inputTokens", "promptTokens", "input_tokens", "prompt_tokens")
+	out, okOut := firstCount(usage, "outputTokens", "completionTokens", "output_tokens", "completion_tokens")
+	if !u.replace(in, okIn, out, okOut) {
+		return false
+	}
+	if n, ok := firstCount(usage, "totalTokens", "total_tokens"); ok {
+		u.setTotal(n)
+	}
+	if n, ok := firstCount(usage, "cachedInputTokens", "cached_input_tokens"); ok {
+		u.setCached(n)
+	}
+	if n, ok := firstCount(usage, "reasoningTokens", "reasoning_tokens"); ok {
+		u.setReasoning(n)
+	}
+	return true
+}
