@@ -24,6 +24,7 @@ var dataStreamProtocol = protocol{
 	needsConvert: true,
 	byHeaders:    func(h ReplyHeaders) bool { return strings.EqualFold(header(h.Header, "X-Vercel-Ai-Data-Stream"), "v1") },
 	startsLine:   IsDataStreamLine,
+	mayStartLine: mayBeDataStream,
 	convert: func(w *SSERewriter, opts ConvertOptions) io.WriteCloser {
 		return NewDataStreamConverter(w, opts)
 	},
@@ -312,3 +313,21 @@ var skipMessages = func() (m [36]string) {
 	}
 	return m
 }()
+
+// mayBeDataStream reports whether the start of a text/plain body can still
+// be a data-stream part (^[0-9a-z]: after a BOM and blank lines), so that a
+// plain-text stream is passed on at once rather than held until its first
+// line ends.
+func mayBeDataStream(b []byte) bool {
+	if len(b) < len(bom) && string(bom[:len(b)]) == string(b) {
+		return true // part of a BOM so far
+	}
+	b = bytes.TrimLeft(bytes.TrimPrefix(b, bom), "\r\n")
+	if len(b) == 0 {
+		return true
+	}
+	if c := b[0]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z') {
+		return false
+	}
+	return len(b) < 2 || b[1] == ':'
+}

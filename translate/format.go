@@ -124,7 +124,7 @@ func DetectStart(f Format, held []byte, max int, end bool, convert bool) (Format
 		}
 	}
 	if f == FormatSniffPlain {
-		if end || len(held) > max || !mayBeDataStream(held) {
+		if end || len(held) > max || !mayStartLine(held, convert) {
 			return FormatOther, true
 		}
 		return f, false
@@ -196,22 +196,16 @@ func (g *eventGrab) Event(raw []byte) {
 }
 func (g *eventGrab) Oversize([]byte, bool) {}
 
-// mayBeDataStream reports whether the start of a text/plain body can still
-// be a data-stream part (^[0-9a-z]: after a BOM and blank lines), so that a
-// plain-text stream is passed on at once rather than held until its first
-// line ends.
-func mayBeDataStream(b []byte) bool {
-	if len(b) < len(bom) && string(bom[:len(b)]) == string(b) {
-		return true // part of a BOM so far
+// mayStartLine reports whether the start of a text/plain body can still
+// become a first line a protocol claims (startsLine), so that a plain-text
+// stream is passed on at once rather than held until its first line ends.
+func mayStartLine(b []byte, convert bool) bool {
+	for _, p := range protocols {
+		if p.mayStartLine != nil && (convert || !p.needsConvert) && p.mayStartLine(b) {
+			return true
+		}
 	}
-	b = bytes.TrimLeft(bytes.TrimPrefix(b, bom), "\r\n")
-	if len(b) == 0 {
-		return true
-	}
-	if c := b[0]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z') {
-		return false
-	}
-	return len(b) < 2 || b[1] == ':'
+	return false
 }
 
 // firstLine returns the first non-empty line, where it starts in b, and

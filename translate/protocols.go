@@ -47,6 +47,7 @@ type protocol struct {
 	// convert_streams.
 	byHeaders    func(h ReplyHeaders) bool
 	startsLine   func(line []byte) bool
+	mayStartLine func(start []byte) bool // the start of a body may still become such a line
 	startsEvents func(ev *firstEvent) bool
 	needsConvert bool
 	// events is the reading of the protocol's events (its eventDialect),
