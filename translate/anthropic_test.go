@@ -49,6 +49,18 @@ func TestAnthropicStreamMessageStopGetsMeta(t *testing.T) {
 	})
 }
 
+// A terminal event that is not a JSON object (gjson reads its type all
+// the same) cannot carry the meta: it goes out as it came, its event and
+// data lines included (SPEC 8: what the module cannot read, it forwards).
+func TestAnthropicStreamInvalidMessageStopPasses(t *testing.T) {
+	in := aBody + "event: message_stop\ndata: {\"type\":\"message_stop\",\"x\":\n\n"
+	runPieces(t, in, anthropicOpts, func(p pieceRun) {
+		if p.out != in {
+			t.Fatalf("%s: output differs\n got %q\nwant %q", p.name, p.out, in)
+		}
+	})
+}
+
 // message_stop's own meta is merged and replaced where it lies; a
 // meta-only event is withheld and merged.
 func TestAnthropicStreamUpstreamMeta(t *testing.T) {

@@ -44,6 +44,8 @@ func (r *SSERewriter) endSpliced(term []byte, path string) {
 			r.write(prefix)
 			r.write(meta)
 			cut += at + skip
+		} else {
+			cut = 0 // no object to carry the meta: the event as it came
 		}
 		r.write(term[cut:])
 	} else {
