@@ -106,9 +106,9 @@ func (p *jsonProtocol) readIndexed(s string, x *jsonIndex, rep *Reply, opts *JSO
 
 // JSONReplyText is the run-once reading of a JSON reply (SPEC 6.1, 6.4):
 // its text (the record's, for a protocol that collected it; else the edge
-// function's field order), and, when no text was found and the reply
-// carries a top-level error (an object with a message, or a string), that
-// error's message.
+// function's field order), and, when no text was found, the error its
+// protocol read, else the reply's top-level error (an object with a
+// message, or a string): that error's message.
 func JSONReplyText(body []byte, rep *Reply) (content, errMsg string, isErr bool) {
 	s := unsafeString(body)
 	root := gjson.Parse(s)
@@ -116,6 +116,11 @@ func JSONReplyText(body []byte, rep *Reply) (content, errMsg string, isErr bool)
 		content = rep.Content()
 		if content != "" {
 			return content, "", false
+		}
+		// A reply its protocol read as an error (a blocked Gemini prompt,
+		// SPEC 4.6) answers as an error event does.
+		if msg, bad := rep.Err(); bad {
+			return "", msg, true
 		}
 	} else if t, found := replyText(root); found {
 		return t, "", false
