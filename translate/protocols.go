@@ -7,15 +7,17 @@ import (
 
 // protocols is the registration table: one line per protocol, each
 // defined in a file of its own (chat.go, responses.go, anthropic.go,
-// uistream.go, datastream.go). The order is the mode table's (SPEC 4): a
-// stream's first event, a JSON reply's top level and a request's path are
-// tried against the protocols in this order, and the first that claims
-// them has them. Chat is last: it takes what no other protocol claims.
+// gemini.go, uistream.go, datastream.go). The order is the mode table's
+// (SPEC 4): a stream's first event, a JSON reply's top level and a
+// request's path are tried against the protocols in this order, and the
+// first that claims them has them. Chat is last: it takes what no other
+// protocol claims.
 var protocols = []*protocol{
 	&dataStreamProtocol,
 	&uiStreamProtocol,
 	&responsesProtocol,
 	&anthropicProtocol,
+	&geminiProtocol, &geminiArrayProtocol,
 	&chatProtocol,
 }
 

@@ -18,6 +18,15 @@ func benchAnthropicDelta(i int) string {
 	return "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"" + word + "\"}}\n\n"
 }
 
+// benchGeminiDelta is a typical Gemini text event (SPEC 4.6): every event
+// repeats usageMetadata with counts, as Google AI Studio's do; CRLF framing.
+func benchGeminiDelta(i int) string {
+	word := []string{" the", " quick", " brown", " fox", " jumps"}[i%5]
+	return `data: {"candidates":[{"content":{"parts":[{"text":"` + word + `"}],"role":"model"},"index":0}],` +
+		`"usageMetadata":{"promptTokenCount":7,"totalTokenCount":7,"promptTokensDetails":[{"modality":"TEXT","tokenCount":7}]},` +
+		`"modelVersion":"gemini-2.5-flash","responseId":"bH6LaZW8Fp_3nsEPqtaSwQ4"}` + "\r\n\r\n"
+}
+
 // The pass-through event of every protocol, one event per write, in a
 // long-lived rewriter: the per-event cost and allocations of the seam.
 func BenchmarkProtocolPassthrough(b *testing.B) {
@@ -29,6 +38,7 @@ func BenchmarkProtocolPassthrough(b *testing.B) {
 		{"chat", FormatSSE, benchContentEvent},
 		{"responses", FormatResponses, benchResponsesDelta},
 		{"anthropic", FormatAnthropic, benchAnthropicDelta},
+		{"gemini", FormatGemini, benchGeminiDelta},
 	} {
 		b.Run(p.name, func(b *testing.B) {
 			var ps [][]byte

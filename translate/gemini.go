@@ -1,0 +1,356 @@
+package translate
+
+import (
+	"bytes"
+	"io"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// Google's Gemini API (SPEC 4.6): its requests (…/models/{model}:generateContent
+// and :streamGenerateContent), its events and its JSON reply, read into a
+// Reply, with the meta carried as a top-level key of the reply (JSON) or of
+// the terminal event (stream). Its usage is SPEC 9.1's Gemini row.
+
+// FormatGemini is a Gemini event stream (numbered at registration).
+var FormatGemini Format
+
+// RequestGemini is a Gemini request.
+var RequestGemini = RequestKind{&geminiProtocol}
+
+const (
+	geminiGenerate = ":generateContent"
+	geminiStream   = ":streamGenerateContent"
+)
+
+var geminiProtocol = protocol{
+	name:   "gemini",
+	format: &FormatGemini,
+	// A request whose path ends in :generateContent or :streamGenerateContent.
+	request: func(path string, _ Header) bool {
+		return strings.HasSuffix(path, geminiGenerate) || strings.HasSuffix(path, geminiStream)
+	},
+	requestModel: geminiModel,
+	// Without alt=sse, :streamGenerateContent streams one JSON array: it
+	// passes untouched and unheld, unless the reply is held anyway
+	// (run-once), which reads the array's elements as the stream's events.
+	replyFormat: func(h ReplyHeaders) (Format, bool) {
+		if !strings.HasSuffix(h.Path, geminiStream) || h.MediaType == "text/event-stream" {
+			return 0, false
+		}
+		if h.Held {
+			return formatGeminiArray, true
+		}
+		return FormatOther, true
+	},
+	// A stream whose first event has a top-level candidates array or
+	// promptFeedback object, and no choices.
+	startsEvents: func(ev *firstEvent) bool { return isGeminiReply(gjson.Parse(ev.obj)) },
+	events:       func(w *SSERewriter) eventDialect { return &geminiDialect{w: w} },
+	keys:         geminiKeys[:],
+	json: &jsonProtocol{
+		topKeys: []string{"candidates", "promptFeedback", "choices"},
+		is: func(t jsonTop) bool {
+			return (t.kind("candidates") == '[' || t.kind("promptFeedback") == '{') && t.kind("choices") == 0
+		},
+		read: readGemini,
+	},
+}
+
+// geminiModel is the model a request's path names: its last segment up to
+// the colon (gemini-2.5-flash in …/models/gemini-2.5-flash:generateContent).
+func geminiModel(path string) string {
+	m := path[strings.LastIndexByte(path, '/')+1:]
+	if i := strings.LastIndexByte(m, ':'); i >= 0 {
+		m = m[:i]
+	}
+	return m
+}
+
+// isGeminiReply reports whether a JSON object is a GenerateContentResponse
+// (SPEC 4): a candidates array or a promptFeedback object, and no choices.
+func isGeminiReply(obj gjson.Result) bool {
+	return (obj.Get("candidates").IsArray() || obj.Get("promptFeedback").IsObject()) && !obj.Get("choices").Exists()
+}
+
+// geminiKeys are the keys an event is scanned for (keyProtocol<<i, in this
+// order): a tool, the end of the reply, its usage. An event that has none
+// passes with nothing read. They are few, with first letters rare in
+// Gemini's events, because the scan stops at every quoted string that
+// starts like one of them.
+var geminiKeys = [...]string{"functionCall", "executableCode", "finishReason", "blockReason", "usageMetadata"}
+
+const (
+	geminiKeyCall keySet = keyProtocol << iota
+	geminiKeyCode
+	geminiKeyFinish
+	geminiKeyBlock
+	geminiKeyUsage
+)
+
+// geminiDialect reads a Gemini event stream. Every event passes as it came
+// except the terminal one, which gains the meta as a top-level key.
+type geminiDialect struct {
+	w *SSERewriter
+	// usageEv is a copy of the data of the last event before the terminal
+	// one whose usageMetadata may hold a token count: the usage is the
+	// last count up to the terminal event (SPEC 9.1), which most events
+	// repeat, so a forwarded stream reads it once, at the end, rather than
+	// from every event. (A record that collects the text reads every event
+	// anyway: it reads the usage as it comes, so that a stream cut short
+	// keeps it.)
+	usageEv []byte
+}
+
+// Gemini has no [DONE]; a stray one passes.
+func (d *geminiDialect) doneEvent() verdict { return vForward }
+
+func (d *geminiDialect) object(_, data []byte, s string, keys keySet) verdict {
+	d.w.noteError(s, keys)
+	d.w.keys.offer(data) // the next event's key scan skips what repeats it
+	rep := d.w.reply
+	if keys&(geminiKeyCall|geminiKeyCode) != 0 || rep.WantContent || rep.WaitsForText() {
+		cands := gjson.Get(s, "candidates")
+		geminiTools(cands, &rep.Meta)
+		geminiText(cands, rep)
+	}
+	// Only a JSON object ends the reply (gjson reads invalid JSON too).
+	terminal := keys&(geminiKeyFinish|geminiKeyBlock) != 0 && ValidJSON(s) && geminiTerminal(gjson.Parse(s), rep)
+	switch {
+	case terminal || rep.WantContent:
+		if rep.Model == "" {
+			rep.setModel(gjson.Get(s, "modelVersion").Str)
+		}
+		if !readGeminiUsage(gjson.Get(s, "usageMetadata"), rep) && terminal && len(d.usageEv) > 0 {
+			readGeminiUsage(gjson.GetBytes(d.usageEv, "usageMetadata"), rep)
+		}
+	case keys&geminiKeyUsage != 0 && geminiMayCount(data):
+		d.usageEv = append(d.usageEv[:0], data...)
+	}
+	if terminal {
+		return vTerminal
+	}
+	return vForward
+}
+
+// geminiMayCount reports whether an event with a usageMetadata may carry a
+// token count: the count keys all end in TokenCount (Vertex sends
+// usageMetadata with only trafficType on most events). A stray match only
+// costs a copy: the count is read, and checked, at the end. (The search
+// starts at the T, which JSON text seldom holds: one starting at a quote
+// would stop at every string.)
+func geminiMayCount(data []byte) bool { return bytes.Contains(data, []byte(`TokenCount"`)) }
+
+// end writes the terminal event with a top-level "meta"; a stream without
+// one gets no meta (SPEC 4.6).
+func (d *geminiDialect) end(term []byte) { d.w.endSpliced(term, "") }
+
+// geminiTerminal reports whether a reply or event ends the reply: it has at
+// least one candidate and a non-null finishReason on every one, or its
+// promptFeedback has a blockReason. A blocked prompt without a candidate is
+// the reply's error, "Blocked: <blockReason>".
+func geminiTerminal(obj gjson.Result, rep *Reply) bool {
+	n, finished := 0, true
+	obj.Get("candidates").ForEach(func(_, c gjson.Result) bool {
+		n++
+		if fr := c.Get("finishReason"); !fr.Exists() || fr.Type == gjson.Null {
+			finished = false
+		}
+		return true
+	})
+	if n > 0 && finished {
+		return true
+	}
+	br := obj.Get("promptFeedback.blockReason")
+	if !br.Exists() || br.Type == gjson.Null {
+		return false
+	}
+	if n == 0 {
+		reason := br.Str
+		if br.Type != gjson.String {
+			reason = br.Raw
+		}
+		rep.SetError("Blocked: " + reason)
+	}
+	return true
+}
+
+// geminiTools adds the tools of every candidate's parts: a functionCall
+// part its name, an executableCode part code_execution.
+func geminiTools(cands gjson.Result, m *Meta) {
+	cands.ForEach(func(_, c gjson.Result) bool {
+		c.Get("content.parts").ForEach(func(_, p gjson.Result) bool {
+			if fc := p.Get("functionCall"); fc.IsObject() {
+				if name := fc.Get("name"); name.Type == gjson.String {
+					m.AddTool(name.Str)
+				}
+			}
+			if ec := p.Get("executableCode"); ec.Exists() && ec.Type != gjson.Null {
+				m.AddTool("code_execution")
+			}
+			return true
+		})
+		return true
+	})
+}
+
+// geminiText adds the text of the candidate whose index is 0 (an absent
+// index is 0): its text parts that are not thoughts, concatenated.
+func geminiText(cands gjson.Result, rep *Reply) {
+	cands.ForEach(func(_, c gjson.Result) bool {
+		if i := c.Get("index"); i.Exists() && (i.Type != gjson.Number || i.Num != 0) {
+			return true
+		}
+		c.Get("content.parts").ForEach(func(_, p gjson.Result) bool {
+			t := p.Get("text")
+			if t.Type != gjson.String || p.Get("thought").Type == gjson.True {
+				return true
+			}
+			if t.Str != "" {
+				rep.SawText()
+			}
+			rep.AddText(t.Str)
+			return true
+		})
+		return false
+	})
+}
+
+// geminiCount is usageMetadata's counts (SPEC 9.1).
+type geminiCount struct {
+	prompt, toolUse, candidates, thoughts, total, cached usageCount
+	any                                                  bool // any of them
+}
+
+func geminiCounts(u gjson.Result) (c geminiCount) {
+	if !u.IsObject() {
+		return c
+	}
+	for _, f := range [...]struct {
+		key string
+		to  *usageCount
+	}{
+		{"promptTokenCount", &c.prompt}, {"toolUsePromptTokenCount", &c.toolUse},
+		{"candidatesTokenCount", &c.candidates}, {"thoughtsTokenCount", &c.thoughts},
+		{"totalTokenCount", &c.total}, {"cachedContentTokenCount", &c.cached},
+	} {
+		f.to.n, f.to.ok = count(u.Get(f.key))
+		c.any = c.any || f.to.ok
+	}
+	return c
+}
+
+// readGeminiUsage replaces the record's usage with a usageMetadata that
+// has a token count: input is the prompt and the tool-use prompt, output
+// the candidates and the thoughts (a count not given is 0), reasoning the
+// thoughts, cached the cached content, total Gemini's own. It reports
+// whether u had a count.
+func readGeminiUsage(u gjson.Result, rep *Reply) bool {
+	c := geminiCounts(u)
+	if !c.any {
+		return false
+	}
+	rep.Usage.apply([]usageCount{
+		{c.prompt.n + c.toolUse.n, true},
+		{c.candidates.n + c.thoughts.n, true},
+		c.total, c.cached, c.thoughts,
+	})
+	rep.setCostFrom(u)
+	return true
+}
+
+// readGemini reads a generateContent reply (a JSON reply): id, model,
+// usage, its own meta, the tools of every candidate, a blocked prompt, and,
+// with text, the text of candidate 0.
+func readGemini(root gjson.Result, rep *Reply, text bool) {
+	rep.setID(root.Get("responseId").Str)
+	rep.setModel(root.Get("modelVersion").Str)
+	readGeminiUsage(root.Get("usageMetadata"), rep)
+	if m := root.Get("meta"); m.IsObject() {
+		rep.Meta.mergeResult(m)
+	}
+	cands := root.Get("candidates")
+	geminiTools(cands, &rep.Meta)
+	geminiTerminal(root, rep)
+	if text {
+		geminiText(cands, rep)
+	}
+}
+
+// formatGeminiArray is a :streamGenerateContent reply sent as one JSON
+// array (no alt=sse) in a reply held whole (run-once): its elements are
+// read as the events of a Gemini stream (SPEC 4.6).
+var formatGeminiArray Format
+
+var geminiArrayProtocol = protocol{
+	name:    "gemini_array",
+	format:  &formatGeminiArray,
+	convert: func(w *SSERewriter, _ ConvertOptions) io.WriteCloser { return &geminiArray{w: w} },
+	into:    &FormatGemini,
+}
+
+// geminiArray writes each element of a JSON array, as soon as it is whole,
+// to the Gemini rewriter as the event `data: <element>` (its line breaks,
+// white space outside strings in valid JSON, made spaces). One pass over
+// the bytes; it holds one element at most. A top-level object is one
+// element (an error reply).
+type geminiArray struct {
+	w      *SSERewriter
+	el     []byte // "data: " and the element so far
+	depth  int    // nesting inside the current element
+	inStr  bool
+	esc    bool
+	opened bool // the array's '[' was read
+	err    error
+}
+
+func (a *geminiArray) Write(p []byte) (int, error) {
+	if a.err != nil {
+		return 0, a.err
+	}
+	for _, c := range p {
+		if a.depth == 0 && !a.inStr {
+			switch {
+			case c == '[' && !a.opened:
+				a.opened = true
+				continue
+			case c == '{' || c == '[':
+				a.el = append(a.el[:0], "data: "...)
+			default:
+				continue // white space, commas, the closing ']'
+			}
+		}
+		if c == '\n' || c == '\r' {
+			c = ' '
+		}
+		a.el = append(a.el, c)
+		switch {
+		case a.esc:
+			a.esc = false
+		case a.inStr:
+			a.esc = c == '\\'
+			a.inStr = c != '"'
+		case c == '"':
+			a.inStr = true
+		case c == '{' || c == '[':
+			a.depth++
+		case c == '}' || c == ']':
+			if a.depth--; a.depth == 0 {
+				a.el = append(a.el, "\r\n\r\n"...)
+				if _, a.err = a.w.Write(a.el); a.err != nil {
+					return 0, a.err
+				}
+			}
+		}
+	}
+	return len(p), nil
+}
+
+// Close ends the stream (an element cut short is dropped).
+func (a *geminiArray) Close() error {
+	if a.err != nil {
+		return a.err
+	}
+	return a.w.Close()
+}
