@@ -201,7 +201,7 @@ func TestJSONIndexProtocols(t *testing.T) {
 		if x.flags&idxEscapedKey != 0 {
 			continue
 		}
-		if got, want := jsonProtocolOf(jsonTop{s, &x}), jsonProtocolOf(jsonTop{s: s}); got != want {
+		if got, want := jsonProtocolOf(topOf(s, &x)), jsonProtocolOf(jsonTop{s: s}); got != want {
 			t.Errorf("%s: protocol %v, gjson %v", s, got, want)
 		}
 	}

@@ -29,35 +29,55 @@ type jsonProtocol struct {
 	itemsTop int // the top slot of items (registration)
 }
 
-// jsonTop is a JSON reply's top level as a protocol's is reads it: by the
-// index (x), or the general way when its keys may hold escapes (x nil).
+// jsonTop is a JSON reply's top level as a protocol's is reads it: by
+// where the index found its top-level members (indexed), or the general
+// way when its keys may hold escapes. It holds a copy of the index's
+// places, not the index: is is called through a func value, and a
+// pointer handed to one would move the index to the heap.
 type jsonTop struct {
-	s string
-	x *jsonIndex
+	s       string
+	top     [maxTopKeys]int
+	indexed bool
+}
+
+// topOf is the top level of s as the index x found it.
+func topOf(s string, x *jsonIndex) jsonTop { return jsonTop{s, x.top, true} }
+
+// at returns where the value of the first top-level member key starts.
+func (t *jsonTop) at(key string) (int, bool) {
+	i := topSlotOf(key)
+	if i < 0 || t.top[i] == 0 {
+		return 0, false
+	}
+	return walkSpace(t.s, t.top[i]), true
 }
 
 // str returns the value of the first top-level member key when it is a
 // string. key must be one of the protocol's topKeys.
 func (t jsonTop) str(key string) (string, bool) {
-	if t.x == nil {
+	if !t.indexed {
 		v := gjson.Get(t.s, key)
 		return v.Str, v.Type == gjson.String
 	}
-	return t.x.topStr(t.s, topSlotOf(key))
+	v, ok := t.at(key)
+	if !ok {
+		return "", false
+	}
+	return strAt(t.s, v)
 }
 
 // kind returns the first byte of the value of the first top-level member
 // key ('{', '[', '"', 't', …), 0 when there is none. key must be one of
 // the protocol's topKeys.
 func (t jsonTop) kind(key string) byte {
-	if t.x == nil {
+	if !t.indexed {
 		v := gjson.Get(t.s, key)
 		if !v.Exists() {
 			return 0
 		}
 		return v.Raw[0]
 	}
-	v, ok := t.x.at(t.s, topSlotOf(key))
+	v, ok := t.at(key)
 	if !ok {
 		return 0
 	}

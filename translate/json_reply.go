@@ -92,11 +92,11 @@ func (p *jsonPlan) rewrite(extra *Meta, opts *JSONOptions) (*Meta, bool) {
 // indexed: its protocol (nil: a chat completion), and, for a chat
 // completion, the indices of the choices with a meta.
 func readJSONReply(s string, x *jsonIndex, indexed bool, rep *Reply, opts *JSONOptions) (proto *jsonProtocol, choiceMeta []int) {
-	top := jsonTop{s: s}
 	if indexed {
-		top.x = x
+		proto = jsonProtocolOf(topOf(s, x))
+	} else {
+		proto = jsonProtocolOf(jsonTop{s: s})
 	}
-	proto = jsonProtocolOf(top)
 	switch {
 	case proto != nil && indexed && !rep.WantContent && proto.indexable():
 		proto.readIndexed(s, x, rep, opts)

@@ -77,6 +77,25 @@ func TestBenchJSONReplies(t *testing.T) {
 	}
 }
 
+// TestJSONReplyNoAllocs: a forwarded JSON reply of each protocol, read
+// and rewritten into a kept buffer, allocates nothing (the index stays on
+// the stack: nothing hands it to a protocol's function value).
+func TestJSONReplyNoAllocs(t *testing.T) {
+	for _, c := range benchJSONReplies {
+		var rep Reply
+		extra := new(Meta)
+		buf := make([]byte, 0, len(c.body)+256)
+		n := testing.AllocsPerRun(50, func() {
+			rep = Reply{}
+			rep.Meta.Limit(DefaultMaxMetaBytes, nil)
+			RewriteJSONReply(c.body, extra, JSONOptions{Buf: buf, Reply: &rep})
+		})
+		if n != 0 {
+			t.Errorf("%s: %v allocations per reply, want 0", c.name, n)
+		}
+	}
+}
+
 // BenchmarkJSONReply2K is RewriteJSONReply as the module calls it for a
 // forwarded reply: a fresh record, the request's (empty) meta, a scratch
 // buffer it reuses.
