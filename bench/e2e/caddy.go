@@ -240,6 +240,11 @@ func startCaddy(name, upstream string, withModule bool, profile string) (*caddyP
 
 func (p *caddyProc) stop() {
 	p.in.Close()
+	if !p.stats {
+		// Another Caddy binary (-caddy) does not watch its stdin; it
+		// stops on SIGTERM, where it would otherwise be killed 5 s later.
+		p.cmd.Process.Signal(syscall.SIGTERM) // our own child, by its pid
+	}
 	done := make(chan struct{})
 	go func() { p.cmd.Wait(); close(done) }()
 	select {
