@@ -1,10 +1,15 @@
 package caddymodule
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -173,3 +178,114 @@ func TestEdgeStreamFromResponsesAndAnthropicJSON(t *testing.T) {
 		})
 	}
 }
+
+// pausedStream runs Caddy with llm_meta (config) before an upstream that
+// answers an event stream in two writes, first then rest, each flushed,
+// with the second held until the test lets it go (resume); once resume is
+// closed, in one write.
+func pausedStream(t *testing.T, config, first, rest string) (base string, resume chan struct{}) {
+	t.Helper()
+	resume = make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		rc := http.NewResponseController(w)
+		select {
+		case <-resume:
+			writeFlush(w, rc, first+rest)
+			return
+		default:
+		}
+		if !writeFlush(w, rc, first) {
+			return
+		}
+		select {
+		case <-resume:
+			writeFlush(w, rc, rest)
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(up.Close)
+	return loadCaddy(t, llmMeta(t, []byte(config)), proxyTo(up.Listener.Addr().String())), resume
+}
+
+// readUntil reads the client's body until what it read ends with suffix,
+// and returns it; a stream that stops short is a failure (after
+// streamGuard), never a result.
+func readUntil(t *testing.T, br *bufio.Reader, suffix string) string {
+	t.Helper()
+	got := make(chan string, 1)
+	go func() {
+		var b strings.Builder
+		for !strings.HasSuffix(b.String(), suffix) {
+			c, err := br.ReadByte()
+			if err != nil {
+				break
+			}
+			b.WriteByte(c)
+		}
+		got <- b.String()
+	}()
+	s := waitOn(t, got, "the client's bytes up to "+strconv.Quote(suffix))
+	if !strings.HasSuffix(s, suffix) {
+		t.Fatalf("the stream ended with %q, before %q came", s, suffix)
+	}
+	return s
+}
+
+// A CRLF stream's event whose blank line's CR ends one upstream write and
+// whose LF starts the next reaches the client with its whole line break at
+// once (SPEC 8.1), and the upstream's LF is not sent again.
+func TestCRAndItsLFReachTheClientTogether(t *testing.T) {
+	event := `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}` + "\r\n\r"
+	base, resume := pausedStream(t, "", event, "\ndata: [DONE]\r\n\r\n")
+	resp, _ := postStream(t, base, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"Hi"}]}`)
+	br := bufio.NewReader(resp.Body)
+	readUntil(t, br, event+"\n") // before the upstream's LF comes
+	close(resume)
+	rest, err := io.ReadAll(br)
+	must(t, err, "reading the rest")
+	if string(rest) != "data: [DONE]\r\n\r\n" {
+		t.Errorf("after the event: %q, want [DONE] alone", rest)
+	}
+}
+
+// What the client gets does not depend on how the upstream's writes cut its
+// bytes: here an error event whose blank line is a CR ending a write, shown
+// as content on the edge stream (SPEC 6.3), in a stream of LF line ends.
+// The event the module writes follows the CR's LF, whatever comes next.
+func TestOutputSameWhereverTheUpstreamCutsIt(t *testing.T) {
+	first := `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}` + "\n\n" +
+		`data: {"error":{"message":"boom"}}` + "\n\r"
+	for _, rest := range []string{"\ndata: [DONE]\n\n", "data: [DONE]\n\n", ": bye\n\n"} {
+		base, resume := pausedStream(t, "", first, rest)
+		post := func() *bufio.Reader {
+			resp, _ := postStream(t, base, "/functions/v1/jarvis", `{"message":"Hi"}`, "x-stream", "true")
+			return bufio.NewReader(resp.Body)
+		}
+		// Cut where the upstream cut it: the module writes the error's
+		// content chunk before it knows what follows the CR.
+		br := post()
+		cut := readUntil(t, br, `"content":"Error: boom"},"finish_reason":null}]}`+"\n\n")
+		resume <- struct{}{}
+		after, err := io.ReadAll(br)
+		must(t, err, "reading the rest")
+		// Whole: the same bytes in one write.
+		close(resume)
+		whole, err := io.ReadAll(post())
+		must(t, err, "reading the whole run")
+		if got, want := fixedIDs(cut+string(after)), fixedIDs(string(whole)); got != want {
+			t.Errorf("rest %q:\ncut at the CR: %q\n        whole: %q", rest, got, want)
+		}
+		if c := streamContent(parseClientEvents(whole)); c != "HiError: boom" {
+			t.Errorf("rest %q: content %q", rest, c)
+		}
+	}
+}
+
+// generatedHead matches what the module makes up for a chunk head (a fresh
+// id, the time): two runs are compared without them.
+var generatedHead = regexp.MustCompile(`"chatcmpl-[0-9a-f]{24}"|"created":[0-9]+`)
+
+func fixedIDs(s string) string { return generatedHead.ReplaceAllString(s, `"generated"`) }

@@ -64,7 +64,7 @@ func (c chatDialect) head() ChunkHead {
 // structured), then the upstream's [DONE] when it came.
 func (c chatDialect) end(term []byte) {
 	r := c.w
-	defer r.emitCopy(term)
+	defer r.emitEvent(term)
 	if r.opts.Structured != nil {
 		if md, ok := r.opts.Structured.Metadata(); ok {
 			r.reply.Meta.Set(KeyStructuredMetadata, md)
@@ -136,7 +136,7 @@ func (c chatDialect) object(raw, data []byte, s string, keys keySet) verdict {
 	if keys&keyError != 0 {
 		if msg, isErr := errorEvent(s); isErr {
 			rep.SetError(msg)
-			r.emit(raw)
+			r.emitRaw(raw)
 			if r.opts.ErrorsAsContent {
 				msg, _ := rep.Err()
 				r.emitOwn(c.head().AppendDelta(r.ownBuf(), "content", "Error: "+msg, false))
@@ -212,7 +212,7 @@ func (c chatDialect) structuredEvent(raw, data []byte) bool {
 	}
 	r.reply.AddText(text)
 	if text == content.Str {
-		r.emit(raw)
+		r.emitRaw(raw)
 		return true
 	}
 	if text == "" && !carriesMore(s, choice) {
@@ -220,7 +220,7 @@ func (c chatDialect) structuredEvent(raw, data []byte) bool {
 	}
 	buf, ok := appendReplaced(append(r.ownBuf(), "data: "...), data, content.Raw, text)
 	if !ok {
-		r.emit(raw)
+		r.emitRaw(raw)
 		return true
 	}
 	r.emitOwn(append(buf, "\n\n"...))

@@ -147,3 +147,34 @@ func FuzzSSERewriterSplits(f *testing.F) {
 		}
 	})
 }
+
+// streamEOL is the line ending of a stream's first line ("\n" when no line
+// ends): the one the module's own events use (SPEC 4.3).
+func streamEOL(in []byte) string {
+	i := bytes.IndexAny(in, "\r\n")
+	switch {
+	case i < 0 || in[i] == '\n':
+		return "\n"
+	case i+1 < len(in) && in[i+1] == '\n':
+		return "\r\n"
+	}
+	return "\r"
+}
+
+// withCRsCompleted is what the module forwards of a stream it has nothing
+// to add to: its bytes, except that in a stream whose line ending is CRLF
+// an event (of at most max bytes, read whole) that ends in a CR gets that
+// CR's LF (SPEC 8.1: the module sends it with the event, never later).
+func withCRsCompleted(in []byte, max int) []byte {
+	if streamEOL(in) != "\r\n" {
+		return in
+	}
+	var out []byte
+	for _, e := range wholeEvents(in) {
+		out = append(out, e...)
+		if len(e) <= max && e[len(e)-1] == '\r' {
+			out = append(out, '\n')
+		}
+	}
+	return out
+}

@@ -26,7 +26,7 @@ func (r *SSERewriter) endSpliced(term []byte, path string) {
 		return
 	}
 	if !r.opts.FinalMeta || r.reply.Meta.Empty() {
-		r.emitCopy(term)
+		r.emitEvent(term)
 		return
 	}
 	var data []byte
@@ -52,14 +52,20 @@ func (r *SSERewriter) endSpliced(term []byte, path string) {
 		// Several data lines: the other lines as they came, then the data
 		// in as many data lines as it came in (joined, it holds a "\n"
 		// where each line ended: one line would cut the object short).
-		r.emitOwn(appendEventLines(r.ownBuf(), term, appendSplicedMeta(nil, data, path, meta)))
+		buf := appendEventLines(r.ownBuf(), term, appendSplicedMeta(nil, data, path, meta))
+		r.ownFrom = len(buf) // its lines end as the upstream's did
+		r.emitOwn(buf)
 	}
 	if r.opts.Stats != nil {
 		r.opts.Stats.FinalMeta++
 	}
-	// It ends as the upstream's event ended: an LF completing its CRLF in
-	// the next write follows it.
+	// It ends as the upstream's event ended, and always with a blank line
+	// (SPEC 4.3): an event cut short by the end of the stream is one no
+	// client would dispatch. A CR that ended it gets its LF (sse_eol.go).
 	r.lastRaw = true
+	if end := r.eventEnd(); end != "" {
+		r.write([]byte(end))
+	}
 }
 
 // offsetIn returns where b starts inside outer's memory, or -1.

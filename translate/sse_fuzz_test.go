@@ -106,8 +106,8 @@ func FuzzSSERewriterPassthrough(f *testing.F) {
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(w.buf.Bytes(), in) {
-			t.Fatalf("output differs\n got %q\nwant %q", w.buf.Bytes(), in)
+		if want := withCRsCompleted(in, max); !bytes.Equal(w.buf.Bytes(), want) {
+			t.Fatalf("output differs\n got %q\nwant %q", w.buf.Bytes(), want)
 		}
 	})
 }
@@ -135,27 +135,34 @@ func FuzzSSERewriterToolCalls(f *testing.F) {
 		if len(metas) > 1 {
 			t.Fatalf("%d meta events", len(metas))
 		}
+		want := string(withCRsCompleted(in, 1<<20))
 		if len(metas) == 0 {
-			if out != string(in) {
-				t.Fatalf("no meta event, but the output differs\n got %q\nwant %q", out, in)
+			if out != want {
+				t.Fatalf("no meta event, but the output differs\n got %q\nwant %q", out, want)
 			}
 			if !r.Meta().Empty() {
 				t.Fatalf("meta %s collected but not written", r.Meta().JSON())
 			}
 			return
 		}
-		metaEventData(t, metas[0])
+		eol := streamEOL(in)
+		metaEventDataEOL(t, metas[0], eol)
 		// Besides the meta event, only the line ends that close an
-		// unterminated upstream event may have been added, right before it.
+		// unterminated upstream event (in the stream's line ending, after
+		// the LF of a CR last) may have been added, right before it.
 		before, after, _ := strings.Cut(out, metas[0])
-		for _, term := range []string{"", "\n", "\n\n"} {
-			if strings.HasSuffix(before, term) && strings.TrimSuffix(before, term)+after == string(in) {
-				if term != "" && (strings.HasSuffix(strings.TrimSuffix(before, term), "\n\n") || len(before) == len(term)) {
+		for _, term := range []string{"", eol, eol + eol, "\n", "\n" + eol} {
+			if strings.HasSuffix(before, term) && strings.TrimSuffix(before, term)+after == want {
+				prev := strings.TrimSuffix(before, term)
+				if term != "" && term[0] == '\n' && eol != "\n" && !strings.HasSuffix(prev, "\r") {
+					continue // not a CR's LF: another term may fit
+				}
+				if term != "" && (strings.HasSuffix(prev, "\n\n") || strings.HasSuffix(prev, "\r\n\r\n") || prev == "") {
 					t.Fatalf("added %q after an event that was already terminated\n%q", term, out)
 				}
 				return
 			}
 		}
-		t.Fatalf("output minus the meta event is not the input\n got %q\nwant %q", rest, in)
+		t.Fatalf("output minus the meta event is not the input\n got %q\nwant %q", rest, want)
 	})
 }

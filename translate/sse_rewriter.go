@@ -81,9 +81,19 @@ type SSERewriter struct {
 	// Line endings stay whole (SPEC 8.1): lastRaw is set when the last
 	// event went out as its own bytes, so that the LF completing its CRLF
 	// in the next write follows it (EventTail); dropLF when the module
-	// completed that CRLF itself before writing an event of its own.
+	// completed that CRLF itself (sse_eol.go).
 	lastRaw bool
 	dropLF  bool
+
+	// The stream's line ending, that of its first line (SPEC 4.3): the
+	// events the module writes use it. eolCR: that line ended in a CR
+	// that ended a write, whose LF may start the next.
+	eol   lineEnd
+	eolCR bool
+	// ownFrom is where the event the module is building starts in wbuf,
+	// after what ends the upstream's open event (ownBuf).
+	ownFrom int
+	eolBuf  []byte // an own event in CRLF line ends (inEOL)
 
 	// The last bytes written to out (tail[3-ntail:]), to start our own
 	// events on a fresh event when the upstream's last one is unterminated.
@@ -126,6 +136,9 @@ func (r *SSERewriter) Reply() *Reply { return r.reply }
 func (r *SSERewriter) Write(p []byte) (int, error) {
 	if r.err != nil {
 		return 0, r.err
+	}
+	if r.eol == eolUnknown {
+		r.learnEOL(p)
 	}
 	r.in = p
 	r.split.Feed(p, r)
@@ -186,7 +199,7 @@ func (r *SSERewriter) Event(raw []byte) {
 		r.opts.Stats.Events++
 	}
 	if r.done {
-		r.emit(raw)
+		r.emitRaw(raw)
 		return
 	}
 	data, ok, known := r.split.Data()
@@ -194,7 +207,7 @@ func (r *SSERewriter) Event(raw []byte) {
 		data, ok, r.scratch = EventData(raw, r.scratch)
 	}
 	if !ok {
-		r.emit(raw)
+		r.emitRaw(raw)
 		return
 	}
 	if len(data) == 6 && string(data) == "[DONE]" {
@@ -202,7 +215,7 @@ func (r *SSERewriter) Event(raw []byte) {
 		return
 	}
 	if !startsObject(data) {
-		r.emit(raw)
+		r.emitRaw(raw)
 		return
 	}
 	s := unsafeString(data)
@@ -231,7 +244,7 @@ func (r *SSERewriter) upstreamMeta(s string) bool {
 func (r *SSERewriter) act(raw []byte, v verdict) {
 	switch v {
 	case vForward:
-		r.emit(raw)
+		r.emitRaw(raw)
 	case vTerminal:
 		r.end(raw)
 	}
@@ -379,52 +392,26 @@ func onlyKey(s, key string) bool {
 	return only
 }
 
-// ownBuf returns the rewriter's scratch output buffer, emptied after any
-// pending output has been written. When what was written so far does not
-// end with a blank line (an unterminated last event at Close, or the rest
-// of an oversize one), the buffer starts with what ends that event, so that
-// an event of ours never runs into the upstream's.
+// ownBuf returns the rewriter's scratch output buffer for an event of the
+// module's own, emptied after any pending output has been written. When
+// what was written so far does not end with a blank line (an unterminated
+// last event at Close, or one that ended in a CR whose LF has not come),
+// the buffer starts with what ends it (eventEnd), so that an event of ours
+// never runs into the upstream's. The event is built after it with LF line
+// ends; emitOwn writes it in the stream's.
 func (r *SSERewriter) ownBuf() []byte {
 	r.flushPending()
-	if r.lastRaw && r.split.AwaitingLF() && !r.dropLF {
-		// The last event went out ending in a CR whose LF has not come
-		// yet: complete the CRLF here, so that nothing of ours lands
-		// between the two, and drop the LF when it comes.
-		r.dropLF = true
-		return append(r.wbuf[:0], '\n')
-	}
-	return append(r.wbuf[:0], r.openEventEnd()...)
+	buf := append(r.wbuf[:0], r.eventEnd()...)
+	r.ownFrom = len(buf)
+	return buf
 }
 
-// openEventEnd returns the line ends that make the output written so far
-// end with a blank line: "" when it does (or nothing was written).
-func (r *SSERewriter) openEventEnd() string {
-	t := r.tail[3-r.ntail:]
-	n := len(t)
-	if n == 0 {
-		return ""
-	}
-	last := t[n-1]
-	if last != '\n' && last != '\r' {
-		return "\n\n" // inside a line
-	}
-	k := n - 1 // start of the last line end
-	if last == '\n' && k > 0 && t[k-1] == '\r' {
-		k--
-	}
-	if k == 0 || t[k-1] == '\n' || t[k-1] == '\r' {
-		return "" // that line is blank (or the output is one line end)
-	}
-	if last == '\r' {
-		return "\n\n" // a lone "\n" would only complete its CRLF
-	}
-	return "\n"
-}
-
-// emitOwn writes bytes built in wbuf, keeping the buffer for reuse.
+// emitOwn writes an event the module built in ownBuf's buffer, in the
+// stream's line ending, keeping the buffer for reuse.
 func (r *SSERewriter) emitOwn(b []byte) {
 	r.wbuf = b[:0]
-	r.write(b)
+	r.write(r.inEOL(b, r.ownFrom))
+	r.ownFrom = 0
 }
 
 // emit queues an untouched event. Events that follow each other in the
@@ -451,6 +438,20 @@ func (r *SSERewriter) emitCopy(b []byte) {
 	}
 	r.flushPending()
 	r.write(b)
+}
+
+// emitRaw queues an upstream event that goes out as it came (emit); in a
+// CRLF stream a last CR gets its LF (completeCR).
+func (r *SSERewriter) emitRaw(raw []byte) {
+	r.emit(raw)
+	r.completeCR(raw)
+}
+
+// emitEvent writes now an event of the upstream's that the protocol held
+// (its terminal event), as it came; in a CRLF stream a last CR gets its LF.
+func (r *SSERewriter) emitEvent(raw []byte) {
+	r.emitCopy(raw)
+	r.completeCR(raw)
 }
 
 func (r *SSERewriter) flushPending() {

@@ -175,18 +175,22 @@ func TestSSERewriterFinalMetaAtClose(t *testing.T) {
 
 // An unterminated last event is the end of the stream's last event: the
 // final meta event (and any event of ours) must start on a fresh event,
-// not run into it, and must not add blank lines when none are needed.
+// not run into it, and must not add blank lines when none are needed. It
+// is written in the stream's line ending, that of its first line (SPEC
+// 4.3), after the LF of a CR the upstream's bytes ended with.
 func TestSSERewriterUnterminatedLastEvent(t *testing.T) {
 	tool := `data: {` + upHead + `,"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"t","arguments":"{}"}}]}}]}`
 	meta := upMetaEvent(`{"tools_used":["t"]}`)
+	metaCRLF := strings.ReplaceAll(meta, "\n", "\r\n")
 	cases := []struct{ in, want string }{
 		{tool, tool + "\n\n" + meta},
 		{tool + "\n", tool + "\n\n" + meta},
-		{tool + "\r\n", tool + "\r\n\n" + meta},
+		{tool + "\r\n", tool + "\r\n\r\n" + metaCRLF},
+		// The first line's CR ends the stream: no line ending is known.
 		{tool + "\r", tool + "\r\n\n" + meta},
 		{tool + "\n\n", tool + "\n\n" + meta},
-		{tool + "\r\n\r\n", tool + "\r\n\r\n" + meta},
-		{tool + "\r\r", tool + "\r\r" + meta},
+		{tool + "\r\n\r\n", tool + "\r\n\r\n" + metaCRLF},
+		{tool + "\r\r", tool + "\r\r\n" + strings.ReplaceAll(meta, "\n", "\r")},
 		// Unterminated [DONE]: the meta event comes before it, as usual.
 		{tool + "\n\ndata: [DONE]", tool + "\n\n" + meta + "data: [DONE]"},
 		// An unterminated meta-only event is withheld: nothing to close.
@@ -210,7 +214,7 @@ func TestSSERewriterUnterminatedLastEvent(t *testing.T) {
 	r.Write([]byte(tool + "\r\n\r"))
 	r.Write([]byte("\n"))
 	r.Close()
-	if want := tool + "\r\n\r\n" + meta; w.buf.String() != want {
+	if want := tool + "\r\n\r\n" + metaCRLF; w.buf.String() != want {
 		t.Fatalf("split CRLF:\n got %q\nwant %q", w.buf.String(), want)
 	}
 }
@@ -534,10 +538,17 @@ func cutMetaEvents(t *testing.T, out string) (metas []string, rest string) {
 // blank line, a valid chunk) and returns its data.
 func metaEventData(t *testing.T, e string) string {
 	t.Helper()
-	if !strings.HasPrefix(e, "data: ") || !strings.HasSuffix(e, "\n\n") || strings.Count(e, "\n") != 2 || strings.Contains(e, "\r") {
-		t.Fatalf("meta event is not one data line and a blank line: %q", e)
+	return metaEventDataEOL(t, e, "\n")
+}
+
+// metaEventDataEOL is metaEventData for a stream whose line ending is eol
+// (SPEC 4.3: the module's events use the stream's).
+func metaEventDataEOL(t *testing.T, e, eol string) string {
+	t.Helper()
+	d, ok := strings.CutPrefix(e, "data: ")
+	if d, ok = strings.CutSuffix(d, eol+eol); !ok || strings.ContainsAny(d, "\r\n") {
+		t.Fatalf("meta event is not one data line and a blank line in %q: %q", eol, e)
 	}
-	d := strings.TrimSuffix(strings.TrimPrefix(e, "data: "), "\n\n")
 	if !json.Valid([]byte(d)) {
 		t.Fatalf("meta event data not JSON: %s", d)
 	}
