@@ -14,10 +14,10 @@
 // Checks of llm_meta's meta for the Responses, Anthropic and Gemini
 // protocols and of its usage and cost can be narrowed by environment
 // variables, for a build of llm_meta that predates them:
-//   E2E_PROTOCOLS=chat,responses,anthropic  protocols whose replies get meta
-//       from llm_meta (tools_used chips, run-once content); default
-//       chat,responses,anthropic; add gemini for a build with SPEC 4.6. The
-//       reply text of every protocol is checked whatever this says.
+//   E2E_PROTOCOLS=chat,responses,anthropic,gemini  protocols whose replies
+//       get meta from llm_meta (tools_used chips, run-once content); default
+//       all four. The reply text of every protocol is checked whatever this
+//       says.
 //   E2E_USAGE=1  llm_meta adds meta.usage and meta.cost_usd: the usage line
 //       under demo-openrouter replies must show tokens and the cost; default
 //       1, 0 skips the check.
@@ -36,7 +36,7 @@ const REPO = path.resolve(__dirname, '..');
 const SHOTS = path.join(__dirname, 'screenshots');
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const TOKEN = 'e2e-secret-token';
-const META_PROTOCOLS = (process.env.E2E_PROTOCOLS || 'chat,responses,anthropic').split(',').map((p) => p.trim()).filter(Boolean);
+const META_PROTOCOLS = (process.env.E2E_PROTOCOLS || 'chat,responses,anthropic,gemini').split(',').map((p) => p.trim()).filter(Boolean);
 const USAGE = (process.env.E2E_USAGE || '1') === '1';
 for (const p of META_PROTOCOLS) {
   assert.ok(['chat', 'responses', 'anthropic', 'gemini'].includes(p), `E2E_PROTOCOLS: unknown protocol ${p}`);

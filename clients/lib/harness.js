@@ -210,16 +210,16 @@ export async function readText(res, ms = 10000) {
   }
 }
 
-// Splits an SSE body (as llm_meta writes it: LF line ends) into events,
-// each { data, raw }.
+// Splits an SSE body (LF line ends, or CRLF as Gemini's) into events, each
+// { data, raw }.
 export function sseEvents(text) {
   return text
-    .split('\n\n')
+    .split(/\r\n\r\n|\n\n/)
     .filter((e) => e.length > 0)
     .map((raw) => ({
       raw,
       data: raw
-        .split('\n')
+        .split(/\r\n|\n/)
         .filter((l) => l.startsWith('data:'))
         .map((l) => l.slice(5).replace(/^ /, ''))
         .join('\n'),

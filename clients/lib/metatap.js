@@ -1,7 +1,9 @@
 // For client libraries that drop what they do not model: an app's `fetch`
 // that hands the response on untouched and reads a copy of an event stream
 // for the chunks carrying `meta` (the final meta chunk has `choices: []`,
-// which some libraries skip before the app could see it).
+// which some libraries skip before the app could see it), or of a JSON
+// reply for its top-level `meta` (a client that keeps only the fields it
+// knows, as @google/genai does).
 //
 //   const tap = metaTap();
 //   new SomeClient({ fetch: tap.fetch });
@@ -34,7 +36,14 @@ export function metaTap() {
   return {
     fetch: async (input, init) => {
       const res = await fetch(input, init);
-      if (!res.body || !(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) return res;
+      const type = res.headers.get('content-type') ?? '';
+      if (res.body && type.startsWith('application/json')) {
+        reading.push(res.clone().json().then((obj) => {
+          if (obj && typeof obj.meta === 'object') metas.push(obj.meta);
+        }, () => {}));
+        return res;
+      }
+      if (!res.body || !type.startsWith('text/event-stream')) return res;
       const [forClient, forTap] = res.body.tee();
       reading.push(read(forTap));
       return new Response(forClient, { status: res.status, statusText: res.statusText, headers: res.headers });

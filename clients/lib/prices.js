@@ -8,6 +8,7 @@ export const PRICES = {
   chat: { glob: 'json-priced', input: 0.15, output: 0.6, cachedInput: 0.075 },
   responses: { glob: 'resp-meta', input: 1.25, output: 10, cachedInput: 0.125 },
   claude: { glob: 'claude-*', input: 3, output: 15, cachedInput: 0.3 },
+  gemini: { glob: 'gemini-*', input: 0.3, output: 2.5, cachedInput: 0.03 },
 };
 
 export const PRICE_TABLE = Object.values(PRICES);

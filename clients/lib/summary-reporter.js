@@ -21,6 +21,8 @@ const clients = {
   'anthropic.test.js': ['@anthropic-ai/sdk'],
   'aisdk-openai-responses.test.js': ['ai', '@ai-sdk/openai'],
   'aisdk-anthropic.test.js': ['ai', '@ai-sdk/anthropic'],
+  'google-genai.test.js': ['@google/genai'],
+  'aisdk-google.test.js': ['ai', '@ai-sdk/google'],
   'structured-edge.test.js': ['openai'],
   'convert.test.js': ['openai'],
   'aisdk-openai-compatible.test.js': ['ai', '@ai-sdk/openai-compatible'],

@@ -8,6 +8,9 @@
 //   POST /v1/responses         lib/responses-scenarios.js (OpenAI Responses)
 //   POST /v1/messages          lib/anthropic-scenarios.js (Anthropic Messages;
 //                              /v1/messages/count_tokens too)
+//   POST /v1beta/models/{model}:generateContent, :streamGenerateContent?alt=sse
+//                              lib/gemini-scenarios.js (Gemini; the model is
+//                              the path's)
 //
 // Any other path or method is a 404, so a client that silently used
 // another API fails loudly. A chat request without `model` (the JARVIS edge
@@ -23,6 +26,7 @@ import {
   AFTER_TOOLS, JSON_COST, JSON_META, JSON_PRICED, JSON_TOOLS, LITELLM, SSE_META, SSE_TEXT, SSE_TOOLS, STRUCTURED,
   V4_DATA, V4_ERROR, V7_ABORT, V7_UI,
 } from './chat-scenarios.js';
+import { GEMINI_PATH, GEMINI_SCENARIOS } from './gemini-scenarios.js';
 import { RESPONSES_SCENARIOS } from './responses-scenarios.js';
 import { sendDataStream, sendErrorStream } from '../writers/ai4/index.js';
 import { sendAbortedUIMessageStream, sendUIMessageStream } from '../writers/ai7.js';
@@ -30,6 +34,7 @@ import { sendAbortedUIMessageStream, sendUIMessageStream } from '../writers/ai7.
 export * from './chat-scenarios.js';
 export * from './responses-scenarios.js';
 export * from './anthropic-scenarios.js';
+export * from './gemini-scenarios.js';
 
 // ---------------------------------------------------------------------------
 // Writers.
@@ -102,6 +107,16 @@ const routes = {
   '/v1/messages/count_tokens': async (res) => sendJSON(res, COUNT_TOKENS),
 };
 
+// A Gemini method (the model and whether it streams are in the path): its
+// JSON reply, or its event stream; only alt=sse streams, as the clients ask.
+async function answerGemini(res, model, method, query) {
+  const s = GEMINI_SCENARIOS[model];
+  if (!s) return unknownScenario(res, model);
+  if (method === 'generateContent') return sendJSON(res, s.body());
+  if (new URLSearchParams(query).get('alt') !== 'sse') return unknownScenario(res, `${model} without alt=sse`);
+  return await sendSSE(res, s.wire());
+}
+
 function unknownScenario(res, model) {
   res.writeHead(400, { 'Content-Type': 'application/json' });
   res.end(JSON.stringify({ error: { message: `unknown scenario ${model}`, type: 'invalid_request_error' } }));
@@ -117,8 +132,10 @@ export async function startUpstream() {
       let body = null;
       try { body = JSON.parse(raw); } catch { /* not JSON */ }
       requests.push({ method: req.method, url: req.url, headers: req.headers, body, raw });
-      const path = req.url.split('?')[0];
-      const answer = req.method === 'POST' && body && typeof body === 'object' ? routes[path] : undefined;
+      const [path, query = ''] = req.url.split('?');
+      const gemini = GEMINI_PATH.exec(path);
+      const route = gemini ? (r) => answerGemini(r, gemini[1], gemini[2], query) : routes[path];
+      const answer = req.method === 'POST' && body && typeof body === 'object' ? route : undefined;
       if (!answer) {
         res.writeHead(404, { 'Content-Type': 'application/json' });
         res.end(JSON.stringify({ error: { message: 'not found', type: 'invalid_request_error' } }));
