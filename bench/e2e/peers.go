@@ -211,23 +211,41 @@ func waitListening(addr string, limit time.Duration) error {
 	}
 }
 
+// stopList is the stops of the child processes started so far: run once,
+// by the end of the run or by a signal, whichever comes first.
+type stopList struct {
+	mu  sync.Mutex
+	fns []func()
+}
+
+func (l *stopList) add(f func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.fns = append(l.fns, f)
+}
+
+func (l *stopList) run() {
+	l.mu.Lock()
+	fns := l.fns
+	l.fns = nil
+	l.mu.Unlock()
+	for _, f := range fns {
+		f()
+	}
+}
+
 // stopOnSignal runs the stops (the child processes) and exits when the
 // run is interrupted, so that none outlives it; the returned func undoes
 // it at a normal end.
-func stopOnSignal(stops *[]func()) func() {
+func stopOnSignal(stops *stopList) func() {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	var once sync.Once
 	done := make(chan struct{})
 	go func() {
 		select {
 		case s := <-sig:
-			once.Do(func() {
-				fmt.Fprintf(os.Stderr, "e2e: %v: stopping the contenders\n", s)
-				for _, stop := range *stops {
-					stop()
-				}
-			})
+			fmt.Fprintf(os.Stderr, "e2e: %v: stopping the contenders\n", s)
+			stops.run()
 			os.Exit(1)
 		case <-done:
 		}
@@ -250,12 +268,8 @@ func runPeers(up string, loads []*workload, concs []int, out io.Writer) error {
 	if *flagPeersRequests < 1 || *flagRounds < 1 {
 		return fmt.Errorf("-peers-requests %d, -rounds %d: at least 1 each", *flagPeersRequests, *flagRounds)
 	}
-	var stops []func()
-	defer func() {
-		for _, stop := range stops {
-			stop()
-		}
-	}()
+	var stops stopList
+	defer stops.run()
 	defer stopOnSignal(&stops)()
 
 	cts := make([]*contender, nContenders)
@@ -268,7 +282,7 @@ func runPeers(up string, loads []*workload, concs []int, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		stops = append(stops, p.stop)
+		stops.add(p.stop)
 		cts[c.id] = &contender{url: p.url}
 	}
 	cts[ctModule].side = moduleSide
@@ -276,7 +290,7 @@ func runPeers(up string, loads []*workload, concs []int, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	stops = append(stops, pk.stop)
+	stops.add(pk.stop)
 	cts[ctPortkey] = &contender{url: pkURL, header: portkeyHeader(up)}
 	for i, ct := range cts {
 		ct.id, ct.name = i, contenderNames[i]
