@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -124,5 +125,52 @@ func TestInterruptedWarning(t *testing.T) {
 	}
 	if found != 1 {
 		t.Errorf("%d interrupted warnings, want 1 (the stream cut short only)", found)
+	}
+}
+
+// TestRunOnceInterrupted: run-once over a stream cut short, in a protocol
+// with a terminal event and in a converted one, is the 502 of SPEC 6.4
+// with the content so far and interrupted in its meta; over a stream whose
+// connection failed, the meta does not say interrupted (SPEC 11.1).
+func TestRunOnceInterrupted(t *testing.T) {
+	cases := []struct {
+		name, path, ctype, body string
+		fail                    bool
+	}{
+		{"responses", "/v1/responses", "text/event-stream", respCut, false},
+		{"data stream", "/v1/chat/completions", "text/plain", "0:\"Hel\"\n0:\"lo\"\n", false},
+		{"data stream, connection failed", "/v1/chat/completions", "text/plain", "0:\"Hel\"\n0:\"lo\"\n", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newUnitHandler(t, "")
+			next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+				w.Header().Set("Content-Type", c.ctype)
+				w.WriteHeader(200)
+				io.WriteString(w, c.body)
+				if c.fail {
+					panic(http.ErrAbortHandler) // reverse_proxy's upstream that broke off mid-body
+				}
+				return nil
+			})
+			req := httptest.NewRequest("POST", c.path, strings.NewReader(`{"model":"m","stream":true,"run_once":true,"input":"hi","messages":[{"role":"user","content":"hi"}]}`))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			_ = h.ServeHTTP(rec, req, next)
+			var got struct {
+				Content string         `json:"content"`
+				Error   string         `json:"error"`
+				Meta    map[string]any `json:"meta"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != 502 {
+				t.Fatalf("status %d, body %s (%v)", rec.Code, rec.Body.String(), err)
+			}
+			if got.Content == "" || got.Error == "" {
+				t.Errorf("no content so far or no message: %s", rec.Body.String())
+			}
+			if (got.Meta["interrupted"] == true) == c.fail {
+				t.Errorf("meta %v: interrupted should be there exactly for a clean end", got.Meta)
+			}
+		})
 	}
 }

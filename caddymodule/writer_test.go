@@ -558,11 +558,11 @@ func TestFlushBeforeWrite(t *testing.T) {
 			if !equalInts(rec.statuses, []int{200}) || len(rec.flushedAt) == 0 || !rec.Flushed {
 				t.Errorf("headers not flushed before the first event: statuses %v flushes %v", rec.statuses, rec.flushedAt)
 			}
-			_, err := w.Write([]byte("data: {\"choices\":[]}\n\n"))
+			_, err := w.Write([]byte("data: {\"choices\":[]}\n\ndata: [DONE]\n\n"))
 			return err
 		})
 		must(t, h.ServeHTTP(rec, jsonPost(chatRequest), next), "ServeHTTP")
-		if rec.Body.String() != "data: {\"choices\":[]}\n\n" {
+		if rec.Body.String() != "data: {\"choices\":[]}\n\ndata: [DONE]\n\n" {
 			t.Errorf("body = %q", rec.Body.String())
 		}
 	})

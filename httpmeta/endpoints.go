@@ -10,6 +10,9 @@ import (
 const (
 	msgNoReply    = "Upstream sent no reply"
 	msgNoTerminal = "Upstream stream ended before its terminal event"
+	// msgInterrupted: a stream that ended before its protocol's end
+	// without a terminal event to name (SPEC 11.1).
+	msgInterrupted = "Upstream stream ended before the reply was complete"
 )
 
 // prepareEndpoint turns a request to the run-once or edge endpoint into a

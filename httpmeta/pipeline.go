@@ -147,8 +147,14 @@ func (rw *responseWriter) finish() error {
 			rw.answerJSON(http.StatusBadGateway, translate.RunOnceJSON(rep.Content(), &rep.Meta, msg))
 			return nil
 		}
-		if rep.Cut {
-			rw.answerJSON(http.StatusBadGateway, translate.RunOnceJSON(rep.Content(), &rep.Meta, msgNoTerminal))
+		if rep.Cut || rep.Interrupted {
+			// Cut short (SPEC 6.4, 11.1): the content so far, and the
+			// meta, with interrupted when the stream ended cleanly.
+			msg := msgInterrupted
+			if rep.Cut {
+				msg = msgNoTerminal
+			}
+			rw.answerJSON(http.StatusBadGateway, translate.RunOnceJSON(rep.Content(), &rep.Meta, msg))
 			return nil
 		}
 		rw.answerRunOnce(rep.Content(), &rep.Meta)
@@ -362,6 +368,7 @@ func (rw *responseWriter) abort() error {
 	}
 	switch {
 	case rw.state == stCollect:
+		rw.x.reply.Broken = true // not a clean end: not interrupted (SPEC 11.1)
 		_ = rw.chain.Close()
 		msg := "Upstream connection failed mid-stream"
 		rep := &rw.x.reply

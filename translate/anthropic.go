@@ -115,6 +115,16 @@ func (d *anthropicDialect) object(_, data []byte, s string, keys keySet) verdict
 // gets no meta (SPEC 4.5).
 func (d *anthropicDialect) end(term []byte) { d.w.endSpliced(term, "") }
 
+// appendInterrupted is the Anthropic error event for a stream cut short
+// (SPEC 11.1), with the meta no message_stop carried.
+func (d *anthropicDialect) appendInterrupted(dst, meta []byte) []byte {
+	dst = append(dst, "event: error\n"...)
+	dst = append(dst, `data: {"type":"error","error":{"type":"api_error","message":"`+InterruptedMessage+`"}`...)
+	dst = appendMetaMember(dst, meta)
+	dst = append(dst, '}')
+	return append(dst, "\n\n"...)
+}
+
 // anthropicTool adds the name of a tool_use, server_tool_use or
 // mcp_tool_use content block.
 func anthropicTool(block gjson.Result, m *Meta) { addItemTool(block, m, anthropicToolOf) }

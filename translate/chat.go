@@ -130,6 +130,9 @@ func (c chatDialect) object(raw, data []byte, s string, keys keySet) verdict {
 	if keys&(hasToolCall|hasFuncCall) != 0 && keys&hasName != 0 {
 		deltaToolNames(s, keys, rep.Meta.AddTool)
 	}
+	if !r.endSeen {
+		c.noteEnd(s, data)
+	}
 	// Any error event of SPEC 4.3 is one, choices beside it or not:
 	// OpenRouter ends a failed generation with a chunk that has both
 	// (finish_reason "error"), vLLM with {"object":"error",...}.
@@ -185,6 +188,29 @@ func (c chatDialect) object(raw, data []byte, s string, keys keySet) verdict {
 		}
 	}
 	return vForward
+}
+
+// noteEnd reads what SPEC 11.1 asks of a chat chunk until the stream's
+// end: whether it is a chat chunk (an object with a choices array), which
+// makes the stream one that can be cut short, and whether one of its
+// choices has a finish_reason, which is its end.
+func (c chatDialect) noteEnd(s string, data []byte) {
+	r := c.w
+	if !r.opened {
+		if !gjson.Get(s, "choices").IsArray() || !ValidJSON(s) {
+			return
+		}
+		r.opened = true
+	}
+	// A chunk cut short inside is no chunk; only checked when the bytes
+	// show a finish_reason, once a stream.
+	r.endSeen = finishReasonSet(data) && ValidJSON(s)
+}
+
+// appendInterrupted is the chat stream's error event for a stream cut
+// short (SPEC 11.1): its meta went in the final meta event before it.
+func (c chatDialect) appendInterrupted(dst, _ []byte) []byte {
+	return appendChatInterrupted(dst)
 }
 
 // noChoices reports whether a chunk's choices is an empty array.

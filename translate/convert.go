@@ -40,6 +40,14 @@ type convCore struct {
 	err     error  // the output's first error, sticky
 	ended   bool   // the meta-only event and [DONE] have been written
 
+	// The stream's end (SPEC 11.1): the first that came (endNone until
+	// then), and whether its last part so far is an e part that ends it
+	// once the body ends (data stream). closeOut is the rewriter to close
+	// after the last events, when a stream cut short ends without [DONE].
+	endKind  uint8
+	lastE    bool
+	closeOut io.Closer
+
 	// When out takes text deltas unread (madeDeltaWriter), buf holds
 	// either only text deltas after the stream's first chunk (run: counted,
 	// their content joined in runText) or only other events.
@@ -176,6 +184,31 @@ func (c *convCore) finish(reason string, usage gjson.Result) {
 	c.flushFull()
 }
 
+// The ends of a converted stream (SPEC 11.1).
+const (
+	endNone  = iota
+	endWhole // d, finish
+	endError // 3, error: the client sees an error already
+	endCut   // abort: an end, and the stream is interrupted
+)
+
+// reachEnd records an end; the first one decides.
+func (c *convCore) reachEnd(kind uint8) {
+	if c.endKind == endNone {
+		c.endKind = kind
+	}
+}
+
+// interrupted reports whether the stream was cut short, once it has ended:
+// its first end was an abort, or none came and its last part was not an e
+// part that ends it; a connection that failed is not a clean end.
+func (c *convCore) interrupted() bool {
+	if rep := c.opts.Reply; rep != nil && rep.Broken {
+		return false
+	}
+	return c.endKind == endCut || c.endKind == endNone && !c.lastE
+}
+
 // end completes the meta and writes [DONE], once. With a shared record the
 // meta goes into it (the chunks written so far reach the record's reader
 // first, so that usage that came after the last chunk wins); without one,
@@ -186,7 +219,11 @@ func (c *convCore) end() {
 	}
 	c.ended = true
 	c.hustle.AppendTo(c.meta, c.opts.HustleSummary)
+	// SPEC 11.1 is told through the record (its reader adds the meta and
+	// the error event): a converter used on its own writes as before.
+	cut := c.opts.Reply != nil && c.interrupted()
 	if rep := c.opts.Reply; rep != nil {
+		rep.Interrupted = rep.Interrupted || cut
 		if c.flush() != nil {
 			return
 		}
@@ -202,6 +239,12 @@ func (c *convCore) end() {
 		c.scratch = c.meta.AppendJSON(c.scratch[:0])
 		c.buf = AppendBareMeta(c.buf, c.scratch)
 	}
+	if closer, ok := c.out.(io.Closer); ok && cut && c.opts.MarkInterrupted {
+		// The rewriter ends the stream without [DONE]: its final meta
+		// event, then the error event of SPEC 11.1.
+		c.closeOut = closer
+		return
+	}
 	c.buf = append(c.buf, DoneEvent...)
 }
 
@@ -211,7 +254,7 @@ func (c *convCore) flush() error {
 		return c.err
 	}
 	if len(c.buf) == 0 {
-		return nil
+		return c.closeRewriter()
 	}
 	done := false
 	if c.run && c.runCount > 0 {
@@ -223,6 +266,19 @@ func (c *convCore) flush() error {
 		}
 	}
 	c.buf, c.runCount, c.runText = c.buf[:0], 0, c.runText[:0]
+	if c.err != nil {
+		return c.err
+	}
+	return c.closeRewriter()
+}
+
+// closeRewriter ends the rewriter after the last events, when the stream
+// ends without [DONE] (end).
+func (c *convCore) closeRewriter() error {
+	if cl := c.closeOut; cl != nil {
+		c.closeOut = nil
+		c.err = cl.Close()
+	}
 	return c.err
 }
 

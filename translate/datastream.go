@@ -211,6 +211,15 @@ func (c *DataStreamConverter) handleLine(line []byte) {
 		c.malformed("llm_meta: data stream part with invalid JSON skipped")
 		return
 	}
+	// An e part ends the stream if nothing but 2 and 8 parts (and skipped
+	// lines) follows it to the body's end (SPEC 11.1).
+	switch code {
+	case '2', '8':
+	case 'e':
+		c.lastE = objectValue(val, "isContinued") != "true"
+	default:
+		c.lastE = false
+	}
 	switch c.part(code, val) {
 	case partWrongType:
 		c.malformed("llm_meta: data stream part of the wrong JSON type skipped")
@@ -243,6 +252,7 @@ func (c *DataStreamConverter) part(code byte, val string) int {
 		case 'g':
 			c.delta("reasoning_content", text)
 		default:
+			c.reachEnd(endError)
 			c.runOf(false)
 			c.buf = AppendErrorEvent(c.buf, text)
 			c.flushFull()
@@ -284,6 +294,7 @@ func (c *DataStreamConverter) part(code byte, val string) int {
 		if !v.IsObject() {
 			return partWrongType
 		}
+		c.reachEnd(endWhole)
 		c.finish(v.Get("finishReason").Str, v.Get("usage"))
 	}
 	return partConverted

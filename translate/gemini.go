@@ -146,6 +146,15 @@ func geminiMayCount(data []byte) bool { return bytes.Contains(data, []byte(`Toke
 // one gets no meta (SPEC 4.6).
 func (d *geminiDialect) end(term []byte) { d.w.endSpliced(term, "") }
 
+// appendInterrupted is Gemini's error event for a stream cut short (SPEC
+// 11.1), with the meta no terminal event carried.
+func (d *geminiDialect) appendInterrupted(dst, meta []byte) []byte {
+	dst = append(dst, `data: {"error":{"code":502,"message":"`+InterruptedMessage+`","status":"UNAVAILABLE"}`...)
+	dst = appendMetaMember(dst, meta)
+	dst = append(dst, '}')
+	return append(dst, "\n\n"...)
+}
+
 // geminiTerminal reports whether a reply or event ends the reply: it has at
 // least one candidate and a non-null finishReason on every one, or its
 // promptFeedback has a blockReason. A blocked prompt without a candidate is

@@ -50,6 +50,10 @@ type Reply struct {
 	// protocol defines (SPEC 11.1): meta.interrupted, the warning, the
 	// metric and the placeholder read it.
 	Interrupted bool
+	// Broken is set by the caller when the upstream's connection failed
+	// mid-stream: a stream that did not end cleanly is not interrupted
+	// (SPEC 11.1), whatever its reader saw.
+	Broken bool
 
 	// ToolArguments collects each tool call's arguments into
 	// meta.tool_calls (tool_arguments, SPEC 11.3).

@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -60,6 +62,9 @@ func isResponsesType(t string) bool { return strings.HasPrefix(t, "response.") }
 type responsesDialect struct {
 	w    *SSERewriter
 	item string // the output item whose text was read last
+	// seq is one more than the last sequence_number the upstream sent,
+	// read only for mark_interrupted's error event (SPEC 11.1).
+	seq int64
 }
 
 // responsesTerminal reports whether an event type ends a Responses stream.
@@ -74,6 +79,11 @@ func (d *responsesDialect) object(_, data []byte, s string, keys keySet) verdict
 	d.w.noteError(s, keys)
 	d.w.keys.offer(data) // the next event's key scan skips what repeats it
 	rep := d.w.reply
+	if d.w.opts.MarkInterrupted {
+		if n, err := strconv.ParseInt(objectValue(s, "sequence_number"), 10, 64); err == nil && n < math.MaxInt64 {
+			d.seq = n + 1
+		}
+	}
 	t := eventType(s)
 	switch {
 	case t == "response.output_item.added" || t == "response.output_item.done":
@@ -112,6 +122,18 @@ func (d *responsesDialect) object(_, data []byte, s string, keys keySet) verdict
 // stream without one gets no meta (SPEC 4.4).
 func (d *responsesDialect) end(term []byte) {
 	d.w.endSpliced(term, "response")
+}
+
+// appendInterrupted is the Responses error event for a stream cut short
+// (SPEC 11.1), numbered after the upstream's last event, with the meta no
+// terminal event carried.
+func (d *responsesDialect) appendInterrupted(dst, meta []byte) []byte {
+	dst = append(dst, "event: error\n"...)
+	dst = append(dst, `data: {"type":"error","code":"upstream_interrupted","message":"`+InterruptedMessage+`","param":null,"sequence_number":`...)
+	dst = strconv.AppendInt(dst, d.seq, 10)
+	dst = appendMetaMember(dst, meta)
+	dst = append(dst, '}')
+	return append(dst, "\n\n"...)
 }
 
 // responsesTool adds the tool name an output item gives (SPEC 4.4).

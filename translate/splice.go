@@ -17,9 +17,6 @@ const ReasonNoTerminalEvent = "no_terminal_event"
 func (r *SSERewriter) endSpliced(term []byte, path string) {
 	if term == nil {
 		r.reply.Cut = true
-		// An error event is an end of its own: the client already sees
-		// an error (SPEC 11.1).
-		r.reply.Interrupted = !r.reply.hasErr
 		if r.opts.Warn != nil {
 			r.opts.Warn(ReasonNoTerminalEvent)
 		}

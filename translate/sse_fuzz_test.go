@@ -85,7 +85,8 @@ func FuzzSSESplitter(f *testing.F) {
 
 // FuzzSSERewriterPassthrough: with nothing to say (no meta, no tool calls),
 // the rewriter's output is its input, byte for byte, whatever the chunking
-// and the limit.
+// and the limit; a chat stream cut short (SPEC 11.1) is its input followed
+// by one final meta event that says so.
 func FuzzSSERewriterPassthrough(f *testing.F) {
 	addSSESeeds(f, true)
 	f.Fuzz(func(t *testing.T, in, pattern []byte, limit uint16) {
@@ -106,8 +107,16 @@ func FuzzSSERewriterPassthrough(f *testing.F) {
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if want := withCRsCompleted(in, max); !bytes.Equal(w.buf.Bytes(), want) {
-			t.Fatalf("output differs\n got %q\nwant %q", w.buf.Bytes(), want)
+		out, want := w.buf.Bytes(), withCRsCompleted(in, max)
+		if r.Reply().Interrupted {
+			rest, ok := bytes.CutPrefix(out, want)
+			if !ok || bytes.Count(rest, []byte("data: ")) != 1 || !bytes.Contains(rest, []byte(`"meta":{"interrupted":true}`)) {
+				t.Fatalf("cut short: output is not the input and one meta event\n got %q\n  in %q", out, want)
+			}
+			return
+		}
+		if !bytes.Equal(out, want) {
+			t.Fatalf("output differs\n got %q\nwant %q", out, want)
 		}
 	})
 }

@@ -78,6 +78,13 @@ type SSERewriter struct {
 	finished bool // the ending has been written (or skipped)
 	err      error
 
+	// Whether the stream was cut short (SPEC 11.1, interrupted.go):
+	// opened once it is a stream its protocol defines an end for (a chat
+	// stream once it carried a chat chunk, any other, opensAtFirst, at
+	// its first JSON event); endSeen once an end came that is not its
+	// terminal event (a chat chunk's finish_reason).
+	opened, endSeen, opensAtFirst bool
+
 	// Line endings stay whole (SPEC 8.1): lastRaw is set when the last
 	// event went out as its own bytes, so that the LF completing its CRLF
 	// in the next write follows it (EventTail); dropLF when the module
@@ -122,6 +129,7 @@ func NewSSERewriter(out io.Writer, opts SSEOptions, meta *Meta) *SSERewriter {
 	}
 	r.keys.table = &p.keyTable
 	r.dialect = p.events(r)
+	r.opensAtFirst = p != &chatProtocol
 	return r
 }
 
@@ -219,6 +227,11 @@ func (r *SSERewriter) Event(raw []byte) {
 		return
 	}
 	s := unsafeString(data)
+	if r.opensAtFirst && !r.opened {
+		// Its first JSON object: a body that ends inside the first event
+		// was never a stream of the protocol (SPEC 4's first event).
+		r.opened = ValidJSON(s)
+	}
 	keys := r.keys.scan(data)
 	if keys&keyMeta != 0 && r.upstreamMeta(s) {
 		return // withheld: its meta joins the final one
@@ -263,8 +276,10 @@ func (r *SSERewriter) end(term []byte) {
 	if r.opts.BeforeEnd != nil {
 		r.opts.BeforeEnd(r.reply)
 	}
+	r.decideInterrupted(term)
 	r.reply.Seal()
 	r.dialect.end(term)
+	r.markInterrupted()
 }
 
 // noteError records the message of an error event (SPEC 4.3).
@@ -286,6 +301,9 @@ func errorEvent(s string) (string, bool) {
 	isErr := e.IsObject() || e.Type == gjson.String
 	if !isErr && !isStr(gjson.Get(s, "type"), "error") && !isStr(gjson.Get(s, "object"), "error") {
 		return "", false
+	}
+	if !ValidJSON(s) {
+		return "", false // cut short inside: no event (SPEC 11.1)
 	}
 	if m := e.Get("message"); m.Type == gjson.String {
 		return m.Str, true

@@ -115,11 +115,11 @@ var passthroughStreams = map[string]string{
 		"data: {\"choices\":\ndata: [{\"delta\":{\"content\":\"!\"}}]}\r\r: still here\n\n" + doneEv,
 	"gemini crlf no done": "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"The\"}],\"role\": \"model\"}}]}\r\n\r\n" +
 		"data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \" end\"}]},\"finishReason\": \"STOP\"}]}\r\n\r\n",
-	"no done, unterminated":  contentEv("a") + `data: {"choices":[{"delta":{"content":"b"}}]}`,
+	"no done, unterminated":  contentEv("a") + `data: {"choices":[{"delta":{"content":"b"},"finish_reason":"stop"}]}`,
 	"not json":               "data: hello\n\ndata: [1,2,3]\n\ndata: {broken\n\ndata: \"s\"\n\ndata:\n\ndata\n\nevent: ping\n\n",
 	"error event":            contentEv("a") + ev(`{"error":{"message":"boom","type":"server_error"}}`),
 	"events after done":      contentEv("a") + doneEv + contentEv("late") + ": bye\n\n",
-	"blank lines":            "\n\n\r\n" + contentEv("x") + "\n\n",
+	"blank lines":            "\n\n\r\n" + contentEv("x") + finishChunkEv("stop") + "\n\n",
 	"empty":                  "",
 	"meta-like keys":         ev(`{"choices":[{"delta":{"content":"the \"meta\" word and \"tool_calls\""}}],"metadata":{"a":1}}`) + doneEv,
 	"empty tool name":        ev(`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"","arguments":"{}"}}]}}]}`) + doneEv,
@@ -167,7 +167,8 @@ func TestSSERewriterFinalMetaAtClose(t *testing.T) {
 	body := roleEv() + toolEv(0, "websearch") + contentEv("Found it.")
 	for _, n := range chunkSizes() {
 		out, _ := rewrite(t, body, n, finalMetaOn, nil)
-		if want := body + upMetaEvent(`{"tools_used":["websearch"]}`); out != want {
+		// No [DONE] and no finish_reason: cut short (SPEC 11.1).
+		if want := body + upMetaEvent(`{"tools_used":["websearch"],"interrupted":true}`); out != want {
 			t.Fatalf("%s:\n got %q\nwant %q", chunkName(n), out, want)
 		}
 	}
@@ -180,7 +181,8 @@ func TestSSERewriterFinalMetaAtClose(t *testing.T) {
 // 4.3), after the LF of a CR the upstream's bytes ended with.
 func TestSSERewriterUnterminatedLastEvent(t *testing.T) {
 	tool := `data: {` + upHead + `,"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"t","arguments":"{}"}}]}}]}`
-	meta := upMetaEvent(`{"tools_used":["t"]}`)
+	// Neither [DONE] nor a finish_reason: cut short (SPEC 11.1).
+	meta := upMetaEvent(`{"tools_used":["t"],"interrupted":true}`)
 	metaCRLF := strings.ReplaceAll(meta, "\n", "\r\n")
 	cases := []struct{ in, want string }{
 		{tool, tool + "\n\n" + meta},
@@ -192,9 +194,9 @@ func TestSSERewriterUnterminatedLastEvent(t *testing.T) {
 		{tool + "\r\n\r\n", tool + "\r\n\r\n" + metaCRLF},
 		{tool + "\r\r", tool + "\r\r\n" + strings.ReplaceAll(meta, "\n", "\r")},
 		// Unterminated [DONE]: the meta event comes before it, as usual.
-		{tool + "\n\ndata: [DONE]", tool + "\n\n" + meta + "data: [DONE]"},
+		{tool + "\n\ndata: [DONE]", tool + "\n\n" + upMetaEvent(`{"tools_used":["t"]}`) + "data: [DONE]"},
 		// An unterminated meta-only event is withheld: nothing to close.
-		{tool + "\n\ndata: {\"meta\":{\"x\":1}}", tool + "\n\n" + upMetaEvent(`{"tools_used":["t"],"x":1}`)},
+		{tool + "\n\ndata: {\"meta\":{\"x\":1}}", tool + "\n\n" + upMetaEvent(`{"tools_used":["t"],"x":1,"interrupted":true}`)},
 		// A comment as the last, unterminated line.
 		{tool + "\n\n: bye", tool + "\n\n: bye\n\n" + meta},
 	}

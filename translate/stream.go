@@ -48,6 +48,9 @@ type ConvertOptions struct {
 	// MaxMeta is max_meta_bytes, the bound of the meta collected (0: the
 	// default, SPEC 8.1).
 	MaxMeta int
+	// MarkInterrupted ends a stream cut short with the chat stream's
+	// error event instead of [DONE] (mark_interrupted, SPEC 5, 11.1).
+	MarkInterrupted bool
 }
 
 // NewChatID returns a fresh chat-completion id, "chatcmpl-" and 24 hex digits.
@@ -73,6 +76,7 @@ func OpenStream(f Format, out io.Writer, sse SSEOptions, conv ConvertOptions, re
 	}
 	rw := NewSSERewriter(out, sse, requestMeta)
 	conv.Reply = rw.Reply()
+	conv.MarkInterrupted = sse.MarkInterrupted
 	if p != nil && p.convert != nil {
 		return p.convert(rw, conv), rw
 	}

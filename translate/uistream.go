@@ -228,10 +228,12 @@ func (c *UIStreamConverter) event(data []byte) {
 		c.metadataUsage(v.Get("messageMetadata.usage"))
 	case "abort":
 		if !c.finished {
+			c.reachEnd(endCut) // an end, and an interruption (SPEC 11.1)
 			c.finishUI("stop", gjson.Result{})
 		}
 		c.aborted = true
 	case "error":
+		c.reachEnd(endError)
 		c.buf = AppendErrorEvent(c.buf, uiErrorMessage(v))
 		c.flushFull()
 	case "start":
@@ -244,6 +246,7 @@ func (c *UIStreamConverter) event(data []byte) {
 		if !usage.IsObject() {
 			usage = v.Get("usage")
 		}
+		c.reachEnd(endWhole)
 		c.finishUI(v.Get("finishReason").Str, usage)
 	default:
 		if strings.HasPrefix(typ, "data-") {

@@ -1,0 +1,96 @@
+package translate
+
+import "bytes"
+
+// A stream the upstream cut short (SPEC 11.1): its body ended cleanly
+// before the end its protocol defines. Each protocol says where its end
+// is; what they share is here.
+
+// KeyInterrupted is the meta key of a stream cut short (SPEC 11.1).
+const KeyInterrupted = "interrupted"
+
+// InterruptedMessage is the message of the module's own error event.
+const InterruptedMessage = "The upstream ended the reply before it was complete."
+
+var (
+	jsonTrue        = []byte("true")
+	finishReasonKey = []byte(`"finish_reason"`)
+)
+
+// interruptMarker is a dialect whose protocol has an error event of its
+// own for a stream cut short (mark_interrupted, SPEC 11.1): it appends it,
+// its lines ended with LF, then a blank line (emitOwn writes them in the
+// stream's line ending); meta is the merged meta for the protocols that
+// carry it there (nil: none).
+type interruptMarker interface {
+	appendInterrupted(dst, meta []byte) []byte
+}
+
+// appendChatInterrupted appends the chat stream's error event for a
+// stream cut short (chat SSE, both conversions, the edge stream).
+func appendChatInterrupted(dst []byte) []byte {
+	dst = append(dst, `data: {"error":{"message":"`+InterruptedMessage+`","type":"upstream_interrupted","code":null}}`...)
+	return append(dst, "\n\n"...)
+}
+
+// appendMetaMember appends ,"meta":META when meta is not nil.
+func appendMetaMember(dst, meta []byte) []byte {
+	if meta == nil {
+		return dst
+	}
+	dst = append(dst, `,"meta":`...)
+	return append(dst, meta...)
+}
+
+// decide settles, when the reply ends, whether the stream was cut short:
+// it ended without its terminal event (term nil), it carried what makes
+// it a stream of its protocol (opened), no earlier end came (a
+// finish_reason, an error event), and the connection did not fail. A
+// converter in front may have said so already (Reply.Interrupted).
+func (r *SSERewriter) decideInterrupted(term []byte) {
+	rep := r.reply
+	if term == nil && r.opened && !r.endSeen && !rep.hasErr && !rep.Broken {
+		rep.Interrupted = true
+	}
+	if rep.Interrupted {
+		rep.Meta.Set(KeyInterrupted, jsonTrue)
+	}
+}
+
+// markInterrupted writes the protocol's own error event after its ending,
+// when the stream was cut short and mark_interrupted is on.
+func (r *SSERewriter) markInterrupted() {
+	if !r.reply.Interrupted || !r.opts.MarkInterrupted {
+		return
+	}
+	m, ok := r.dialect.(interruptMarker)
+	if !ok {
+		return
+	}
+	var meta []byte
+	if r.opts.FinalMeta && !r.reply.Meta.Empty() {
+		meta = r.reply.Meta.JSON()
+	}
+	r.emitOwn(m.appendInterrupted(r.ownBuf(), meta))
+}
+
+// finishReasonSet reports whether a chat chunk has a finish_reason that is
+// not null: a byte search, as each chunk until the end is looked at (a
+// key inside a string would have its quotes escaped).
+func finishReasonSet(data []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(data[i:], finishReasonKey)
+		if j < 0 {
+			return false
+		}
+		i += j + len(finishReasonKey)
+		k := walkSpace(unsafeString(data), i)
+		if k >= len(data) || data[k] != ':' {
+			continue
+		}
+		k = walkSpace(unsafeString(data), k+1)
+		if k < len(data) && data[k] != 'n' {
+			return true
+		}
+	}
+}
