@@ -16,6 +16,10 @@ func FuzzRewriteJSONReply(f *testing.F) {
 		`{"choices":[{"message":{"function_call":{"name":"legacy"}}}]}`,
 		`{"choices":[{"message":{"tool_calls":[{"function":{"name":"launcher"`,
 		`[1,2,3]`, `"text"`, `{}`, `{"meta":{}}`, `{"meta":null}`,
+		// Gemini (SPEC 4.6): tools, usage, a blocked prompt, candidates beside choices.
+		`{"candidates":[{"content":{"parts":[{"text":"a"},{"functionCall":{"name":"f","args":{}}},{"executableCode":{"code":"1"}}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":3,"thoughtsTokenCount":2},"modelVersion":"g","meta":{"k":1}}`,
+		`{"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":3}}`,
+		`{"candidates":[],"choices":[{"message":{"content":"x"}}]}`,
 	} {
 		f.Add([]byte(s))
 	}
