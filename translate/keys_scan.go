@@ -79,14 +79,16 @@ func scanKeys(data []byte, t *keyTable) (set keySet) {
 // nextQuoted returns the index of the first byte after a '"' at or past
 // data[i] that first marks, or -1: the quotes are found eight bytes at a
 // time (SWAR), and a string whose first byte is not marked costs no call.
-// A '#' right after a quote can be taken for one (the borrow of the test),
-// which only ever adds a candidate.
+// The result is exact: a byte the test takes for a quote that is none
+// (a '#' right after one, by the borrow) is passed over.
 func nextQuoted(data []byte, i int, first *[256]uint8) int {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	for ; i+8 <= len(data); i += 8 {
 		x := binary.LittleEndian.Uint64(data[i:]) ^ (lo * '"')
 		for m := (x - lo) &^ x & hi; m != 0; m &= m - 1 { // high bit set in each byte that was '"'
-			if k := i + bits.TrailingZeros64(m)>>3 + 1; k < len(data) && first[data[k]] != 0 {
+			// A '#' right after a quote can be taken for one (the borrow of
+			// the test): the byte before k is checked.
+			if k := i + bits.TrailingZeros64(m)>>3 + 1; k < len(data) && first[data[k]] != 0 && data[k-1] == '"' {
 				return k
 			}
 		}
