@@ -244,7 +244,7 @@ func (c chatDialect) structuredEvent(raw, data []byte) bool {
 	if text == "" && !carriesMore(s, choice) {
 		return true // only raw JSON of the structured reply: nothing to show
 	}
-	buf, ok := appendReplaced(append(r.ownBuf(), "data: "...), data, content.Raw, text)
+	buf, ok := appendReplaced(append(r.ownBuf(), "data: "...), data, content.Index, content.Raw, text)
 	if !ok {
 		r.emitRaw(raw)
 		return true

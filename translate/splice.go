@@ -27,13 +27,13 @@ func (r *SSERewriter) endSpliced(term []byte, path string) {
 		return
 	}
 	var data []byte
-	data, _, r.scratch = EventData(term, r.scratch)
+	var cut int
+	data, cut, _, r.scratch = eventData(term, r.scratch)
 	meta := r.reply.Meta.JSON()
-	if within(term, data) {
-		// One data line, as every real stream sends: the event goes out
-		// in pieces around the meta, never copied whole (it carries the
-		// whole reply again).
-		cut := offsetIn(term, data)
+	if cut >= 0 {
+		// One data line, as every real stream sends (data is term[cut:]
+		// up to its line end): the event goes out in pieces around the
+		// meta, never copied whole (it carries the whole reply again).
 		at, skip, prefix, ok := splicePoint(data, path)
 		r.write(r.ownBuf())
 		if ok {
@@ -63,14 +63,6 @@ func (r *SSERewriter) endSpliced(term []byte, path string) {
 	if end := r.eventEnd(); end != "" {
 		r.write([]byte(end))
 	}
-}
-
-// offsetIn returns where b starts inside outer's memory, or -1.
-func offsetIn(outer, b []byte) int {
-	if !within(outer, b) {
-		return -1
-	}
-	return cap(outer) - cap(b)
 }
 
 // appendSplicedMeta appends the JSON object data with "meta": meta set in

@@ -51,6 +51,10 @@ type SSESplitter struct {
 	dataBOM   bool
 	hinted    bool // Event is being given such an event
 
+	// at is where the event being handed to Event starts in the Feed's
+	// input, -1 when it is the splitter's own buffer (InputOffset).
+	at int
+
 	// halted is set by a handler that has what it wanted (eventGrab):
 	// Feed returns after the event it was given, so that the rest of a
 	// large write is not split for nothing. A halted splitter is not fed
@@ -127,8 +131,9 @@ func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
 				h.Oversize(p[start:i], true)
 			} else {
 				s.hinted = s.dataLines <= 1 && !s.dataBOM
+				s.at = start
 				h.Event(p[start:i])
-				s.hinted = false
+				s.hinted, s.at = false, -1
 			}
 		case len(s.buf)+i-start > s.Max:
 			h.Oversize(s.buf, true)
@@ -136,6 +141,7 @@ func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
 			s.buf = s.buf[:0]
 		default:
 			s.buf = appendBounded(s.buf, p[start:i], s.Max)
+			s.at = -1
 			h.Event(s.buf)
 			s.buf = s.buf[:0]
 		}
@@ -180,6 +186,13 @@ func (s *SSESplitter) Data() (data []byte, ok, known bool) {
 	return s.data, s.dataLines == 1, true
 }
 
+// InputOffset returns, during a call of Event, where the event starts in
+// the input of the Feed that completed it, -1 when it was carried over
+// from an earlier Feed (it is then in the splitter's buffer, reused after
+// the call). A handler that keeps a slice of the input till the Feed's end
+// knows by it what it holds, without comparing addresses.
+func (s *SSESplitter) InputOffset() int { return s.at }
+
 // AwaitingLF reports whether the last event handed on (or being handed on)
 // ended with a CR that was the last byte fed: a LF may still come, at the
 // start of the next Feed, to complete its line break.
@@ -219,6 +232,7 @@ func (s *SSESplitter) Close(h SSEHandler) bool {
 	if len(s.buf) == 0 {
 		return false
 	}
+	s.at = -1
 	h.Event(s.buf)
 	return true
 }
@@ -272,11 +286,21 @@ func (f *eolFinder) next(i int) int {
 // result aliases raw; otherwise it is built in scratch, which is returned
 // for reuse.
 func EventData(raw, scratch []byte) (data []byte, ok bool, scratchOut []byte) {
+	data, _, ok, scratchOut = eventData(raw, scratch)
+	return data, ok, scratchOut
+}
+
+// eventData is EventData, and also where a single data line's value
+// starts in raw (at; -1 when the data was joined in scratch).
+func eventData(raw, scratch []byte) (data []byte, at int, ok bool, scratchOut []byte) {
+	skip := len(raw)
 	raw = bytes.TrimPrefix(raw, bom)
+	skip -= len(raw)
 	lines := 0
 	eol := eolFinder{b: raw, nl: -2}
 	for i := 0; i < len(raw); {
 		var line []byte
+		ls := i // where the line starts
 		j := eol.next(i)
 		if j < 0 {
 			line, i = raw[i:], len(raw)
@@ -294,6 +318,7 @@ func EventData(raw, scratch []byte) (data []byte, ok bool, scratchOut []byte) {
 		switch lines {
 		case 0:
 			data = value
+			at = skip + ls + len(line) - len(value) // the value ends its line
 		case 1:
 			if cap(scratch) < len(raw) {
 				// The joined data is never longer than the event: room
@@ -301,12 +326,15 @@ func EventData(raw, scratch []byte) (data []byte, ok bool, scratchOut []byte) {
 				scratch = make([]byte, 0, len(raw))
 			}
 			scratch = append(append(append(scratch[:0], data...), '\n'), value...)
-			data = scratch
+			data, at = scratch, -1
 		default:
 			scratch = append(append(scratch, '\n'), value...)
 			data = scratch
 		}
 		lines++
 	}
-	return data, lines > 0, scratch
+	if lines == 0 {
+		at = -1
+	}
+	return data, at, lines > 0, scratch
 }

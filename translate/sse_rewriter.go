@@ -2,7 +2,6 @@ package translate
 
 import (
 	"io"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -70,9 +69,9 @@ type SSERewriter struct {
 	wbuf    []byte // output of the current Write that is not a slice of its input
 
 	// Pending output: a run of untouched events that lie one after another in
-	// the caller's buffer, written with one call.
-	pend []byte
-	in   []byte // the caller's buffer during Write
+	// the caller's buffer, in[pendFrom:pendTo], written with one call.
+	in               []byte // the caller's buffer during Write
+	pendFrom, pendTo int
 
 	done     bool // the reply has ended: later events pass as they are
 	finished bool // the ending has been written (or skipped)
@@ -150,8 +149,8 @@ func (r *SSERewriter) Write(p []byte) (int, error) {
 	}
 	r.in = p
 	r.split.Feed(p, r)
-	r.in = nil
 	r.flushPending()
+	r.in = nil
 	if r.err == nil && r.reply.TooLarge() {
 		r.err = ErrContentTooLarge
 	}
@@ -343,7 +342,7 @@ func startsObject(data []byte) bool {
 // replaced, or when the module already completed the CRLF.
 func (r *SSERewriter) EventTail(lf []byte) {
 	if r.lastRaw && !r.dropLF {
-		r.emit(lf)
+		r.emitAt(lf, 0) // the first byte of the write
 	}
 	r.dropLF = false
 }
@@ -363,20 +362,17 @@ func (r *SSERewriter) Oversize(p []byte, first bool) {
 	r.emitCopy(p)
 }
 
-// appendReplaced appends data with the JSON value raw (a substring of it)
-// replaced by the string text, spliced where it lies: what sjson.SetBytes
-// makes of data for that value's path, without its copies and look-ups.
-func appendReplaced(buf, data []byte, raw, text string) ([]byte, bool) {
-	if len(data) == 0 || len(raw) == 0 {
+// appendReplaced appends data with the JSON value raw, which starts at
+// offset at of data (gjson's Index), replaced by the string text, spliced
+// where it lies: what sjson.SetBytes makes of data for that value's path,
+// without its copies and look-ups. ok is false when raw is not at at.
+func appendReplaced(buf, data []byte, at int, raw, text string) ([]byte, bool) {
+	if len(raw) == 0 || at <= 0 || at+len(raw) > len(data) || string(data[at:at+len(raw)]) != raw {
 		return buf, false
 	}
-	off := int(uintptr(unsafe.Pointer(unsafe.StringData(raw))) - uintptr(unsafe.Pointer(&data[0])))
-	if off < 0 || off+len(raw) > len(data) {
-		return buf, false
-	}
-	buf = append(buf, data[:off]...)
+	buf = append(buf, data[:at]...)
 	buf = appendSJSONString(buf, text)
-	return append(buf, data[off+len(raw):]...), true
+	return append(buf, data[at+len(raw):]...), true
 }
 
 // appendSJSONString appends s as a JSON string the way sjson writes a string
@@ -432,20 +428,25 @@ func (r *SSERewriter) emitOwn(b []byte) {
 	r.ownFrom = 0
 }
 
-// emit queues an untouched event. Events that follow each other in the
-// caller's buffer are written together; anything else goes out at once.
-func (r *SSERewriter) emit(b []byte) {
+// emit queues the untouched event the splitter is handing on (raw).
+func (r *SSERewriter) emit(raw []byte) { r.emitAt(raw, r.split.InputOffset()) }
+
+// emitAt queues untouched bytes b, which start at offset at of the
+// caller's buffer (-1: they are not in it). Bytes that follow each other
+// in the caller's buffer are written together; anything else goes out at
+// once.
+func (r *SSERewriter) emitAt(b []byte, at int) {
 	r.lastRaw = true
-	if !within(r.in, b) {
+	if at < 0 {
 		r.emitCopy(b) // the splitter's own buffer, reused right after
 		return
 	}
-	if len(r.pend) > 0 && cap(r.pend) > len(r.pend) && &r.pend[:len(r.pend)+1][len(r.pend)] == &b[0] {
-		r.pend = r.pend[:len(r.pend)+len(b)]
+	if r.pendTo > r.pendFrom && at == r.pendTo {
+		r.pendTo += len(b)
 		return
 	}
 	r.flushPending()
-	r.pend = b
+	r.pendFrom, r.pendTo = at, at+len(b)
 }
 
 // emitCopy writes b now: it lives in a buffer that is about to be reused.
@@ -473,11 +474,11 @@ func (r *SSERewriter) emitEvent(raw []byte) {
 }
 
 func (r *SSERewriter) flushPending() {
-	if len(r.pend) == 0 {
+	if r.pendTo == r.pendFrom {
 		return
 	}
-	p := r.pend
-	r.pend = nil
+	p := r.in[r.pendFrom:r.pendTo]
+	r.pendFrom, r.pendTo = 0, 0
 	r.write(p)
 }
 
@@ -497,14 +498,4 @@ func (r *SSERewriter) write(b []byte) {
 		r.tail[0], r.tail[1], r.tail[2] = r.tail[1], r.tail[2], c
 	}
 	r.ntail = min(r.ntail+len(b), 3)
-}
-
-// within reports whether b lies inside outer's memory.
-func within(outer, b []byte) bool {
-	if len(outer) == 0 || len(b) == 0 {
-		return false
-	}
-	o := uintptr(unsafe.Pointer(&outer[0]))
-	x := uintptr(unsafe.Pointer(&b[0]))
-	return x >= o && x+uintptr(len(b)) <= o+uintptr(len(outer))
 }

@@ -444,6 +444,36 @@ func TestEventData(t *testing.T) {
 	}
 }
 
+// within reports whether b lies inside outer's memory: the tests' check
+// that bytes are handed on without a copy (the code itself passes offsets).
+func within(outer, b []byte) bool {
+	if len(outer) == 0 || len(b) == 0 {
+		return false
+	}
+	o := uintptr(unsafe.Pointer(&outer[0]))
+	x := uintptr(unsafe.Pointer(&b[0]))
+	return x >= o && x+uintptr(len(b)) <= o+uintptr(len(outer))
+}
+
+// TestEventDataOffset: eventData says where a single data line's value
+// lies in the event, and -1 when the data was joined.
+func TestEventDataOffset(t *testing.T) {
+	for _, raw := range []string{
+		"data: x\n\n", "data:x\r\n\r\n", "\xEF\xBB\xBFdata: bom\n\n", "event: e\r: c\ndata:  two spaces\n\n",
+		"id: 1\ndata\n\n", "data: last", "data: a\ndata: b\n\n", "event: none\n\n",
+	} {
+		b := []byte(raw)
+		data, at, ok, _ := eventData(b, nil)
+		single := ok && within(b, data) || ok && len(data) == 0 && at >= 0
+		switch {
+		case at >= 0 && (!ok || at+len(data) > len(b) || len(data) > 0 && &b[at] != &data[0]):
+			t.Errorf("%q: at %d, data %q", raw, at, data)
+		case at < 0 && single:
+			t.Errorf("%q: a single data line without its offset", raw)
+		}
+	}
+}
+
 func TestEventDataBuffers(t *testing.T) {
 	raw := []byte("event: x\ndata: single\n\n")
 	data, ok, _ := EventData(raw, nil)

@@ -57,7 +57,7 @@ func checkSplice(t *testing.T, data []byte, text string) {
 		return
 	}
 	want, err := sjson.SetBytes(append([]byte(nil), data...), prefix+".delta.content", text)
-	got, ok := appendReplaced(nil, data, c.Raw, text)
+	got, ok := appendReplaced(nil, data, c.Index, c.Raw, text)
 	if err != nil || !ok {
 		t.Fatalf("%s: sjson error %v, splice ok %v", data, err, ok)
 	}
