@@ -194,6 +194,13 @@ func (rw *responseWriter) finishBuffered() {
 		rw.stats.Events = 1
 		content, errMsg, isErr := translate.JSONReplyText(out, &x.reply)
 		if isErr {
+			if _, protoErr := x.reply.Err(); protoErr {
+				// An error its protocol read (a blocked Gemini prompt,
+				// SPEC 4.6) answers as an error event does: the
+				// message, the content (none) and the meta (6.4).
+				rw.answerJSON(http.StatusBadGateway, translate.RunOnceJSON("", meta, errMsg))
+				return
+			}
 			// A 2xx reply that carries only an error (SPEC 6.4).
 			rw.answerJSON(http.StatusBadGateway, translate.ErrorJSON(errMsg))
 			return

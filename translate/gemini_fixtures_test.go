@@ -312,11 +312,8 @@ func checkGeminiRunOnce(t *testing.T, what string, w *httptest.ResponseRecorder,
 		if w.Code != http.StatusBadGateway || got.Error != want.blocked {
 			t.Fatalf("%s: run-once of a blocked prompt: status %d, %s", what, w.Code, w.Body)
 		}
-		if got.Meta == nil && !want.stream {
-			// A JSON reply's error is answered with its message alone
-			// (the handler's 502 for a JSON reply that is an error);
-			// a stream's carries the meta, checked below.
-			return
+		if got.Content == nil || *got.Content != "" {
+			t.Fatalf("%s: run-once of a blocked prompt has no content: %s", what, w.Body)
 		}
 	} else if w.Code != http.StatusOK || got.Content == nil || *got.Content != want.text {
 		t.Fatalf("%s: run-once: status %d, %s\nwant content %q", what, w.Code, w.Body, want.text)
