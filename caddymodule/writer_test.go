@@ -593,7 +593,7 @@ func TestReadFromRewrites(t *testing.T) {
 
 	// The same through an event stream: the final meta event is added.
 	rec = newRecWriter()
-	stream := "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"search\",\"arguments\":\"\"}}]}}]}\n\ndata: [DONE]\n\n"
+	stream := "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"search\",\"arguments\":\"\"}}]}}]}\n\ndata: [DONE]\n\n"
 	h = newUnitHandler(t, `{"convert_streams":false}`)
 	next = func(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Content-Type", "text/event-stream")

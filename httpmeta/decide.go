@@ -68,8 +68,12 @@ func (rw *responseWriter) decide() {
 	if c, ok := translate.ParseCostHeader(canonicalHeader(rw.Header(), "X-Litellm-Response-Cost")); ok {
 		x.reply.SetCost(c) // LiteLLM's own figure (SPEC 9.2)
 	}
-	if len(x.h.Prices) > 0 {
-		x.reply.RequestModel = x.requestModel() // the model that prices the reply (SPEC 9.2)
+	// The model that prices the reply (SPEC 9.2) and that the reply's is
+	// compared with (SPEC 11.2): read from the body only if needed.
+	if x.model != "" || x.reqBody == nil {
+		x.reply.SetRequest(x.model, nil)
+	} else {
+		x.reply.SetRequest("", x.reqBody)
 	}
 	rw.format = rw.formatOf(rw.Header())
 	if rw.format.Undecided() {

@@ -53,7 +53,7 @@ func (v *View) end() {
 		cost:    rep.Cost,
 		hasCost: rep.HasCost,
 		cut:     rep.Interrupted,
-		model:   rep.Model,
+		model:   strings.Clone(rep.Model), // the record's memory is used again
 	}
 }
 

@@ -154,7 +154,7 @@ func (c chatDialect) object(raw, data []byte, s string, keys keySet) verdict {
 	if r.opts.BeforeEnd != nil && rep.ID == "" {
 		rep.setID(gjson.Get(s, "id").Str)
 	}
-	if len(rep.Prices) > 0 && rep.Model == "" {
+	if rep.Model == "" && !r.ownChunks {
 		rep.setModel(gjson.Get(s, "model").Str)
 	}
 	// Held by the key scan, which skips in the next chunk what repeats it,

@@ -168,10 +168,19 @@ func piecewise(body []byte, stream bool, n int) http.Handler {
 }
 
 // geminiPost is a Gemini request for a reply of that kind, run-once or not.
-func geminiPost(stream, runOnce bool) *http.Request {
-	path := "/v1beta/models/gemini-2.5-flash:generateContent"
+// geminiPost is a request for the model the recorded reply names (its
+// first modelVersion), so that its meta has no model_served (SPEC 11.2,
+// tested on its own).
+var modelVersionRE = regexp.MustCompile(`"modelVersion":\s*"([^"]+)"`)
+
+func geminiPost(in []byte, stream, runOnce bool) *http.Request {
+	model := "gemini-2.5-flash"
+	if m := modelVersionRE.FindSubmatch(in); m != nil {
+		model = string(m[1])
+	}
+	path := "/v1beta/models/" + model + ":generateContent"
 	if stream {
-		path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+		path = "/v1beta/models/" + model + ":streamGenerateContent?alt=sse"
 	}
 	body := `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]`
 	if runOnce {
@@ -193,7 +202,7 @@ func TestGeminiFixturesThroughHandler(t *testing.T) {
 					what = strconv.Itoa(n) + "-byte pieces"
 				}
 				w := httptest.NewRecorder()
-				h.Wrap(piecewise(in, stream, n)).ServeHTTP(w, geminiPost(stream, false))
+				h.Wrap(piecewise(in, stream, n)).ServeHTTP(w, geminiPost(in, stream, false))
 				out := w.Body.Bytes()
 				if w.Code != http.StatusOK {
 					t.Fatalf("%s: status %d", what, w.Code)
@@ -205,7 +214,7 @@ func TestGeminiFixturesThroughHandler(t *testing.T) {
 				}
 
 				w = httptest.NewRecorder()
-				h.Wrap(piecewise(in, stream, n)).ServeHTTP(w, geminiPost(stream, true))
+				h.Wrap(piecewise(in, stream, n)).ServeHTTP(w, geminiPost(in, stream, true))
 				want.stream = stream
 				checkGeminiRunOnce(t, what, w, want)
 			}

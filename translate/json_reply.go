@@ -157,8 +157,8 @@ func (p *jsonPlan) planMeta(x *jsonIndex, indexed bool, meta *Meta, choiceMeta [
 	}
 }
 
-// readIDModel reads the reply's id and model for who reads them: the end
-// hook (OpenClaw's run id) and the prices table.
+// readIDModel reads the reply's id for who reads it (the end hook,
+// OpenClaw's run id) and its model (SPEC 9.2, 11.2).
 func readIDModel(s string, x *jsonIndex, indexed bool, rep *Reply, opts *JSONOptions) {
 	get := func(t int, key string) string {
 		if indexed {
@@ -170,9 +170,7 @@ func readIDModel(s string, x *jsonIndex, indexed bool, rep *Reply, opts *JSONOpt
 	if opts.BeforeEnd != nil {
 		rep.setID(get(topID, "id"))
 	}
-	if len(rep.Prices) > 0 {
-		rep.setModel(get(topModel, "model"))
-	}
+	rep.setModel(get(topModel, "model"))
 }
 
 // changed reports whether the plan changes the body: a cut, or a body

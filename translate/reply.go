@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -81,11 +82,16 @@ type Reply struct {
 
 	content   []byte
 	usageJSON [256]byte // where Seal builds meta.usage and meta.cost_usd: the record's own memory
-	store     metaStore // the first storage of Meta (useStore): no allocation of its own
-	sep       bool      // text of a new item or block is due: join with "\n"
-	over      bool
-	errMsg    string
-	hasErr    bool
+	modelBuf  [64]byte  // where Model is kept when it fits (setModel)
+	// requestBody is the request's body, whose model is read only when
+	// needed (requestModel); requestKnown, that SetRequest was called.
+	requestBody  []byte
+	requestKnown bool
+	store        metaStore // the first storage of Meta (useStore): no allocation of its own
+	sep          bool      // text of a new item or block is due: join with "\n"
+	over         bool
+	errMsg       string
+	hasErr       bool
 }
 
 // AddText appends reply text, when the record collects it. It reports
@@ -135,9 +141,49 @@ func (r *Reply) setID(id string) {
 	}
 }
 
+// The model is kept in the record's own memory when it fits: every reply
+// names one (SPEC 11.2), and a copy on the heap for each would be an
+// allocation per reply.
 func (r *Reply) setModel(model string) {
-	if r.Model == "" && model != "" {
+	if r.Model != "" || model == "" {
+		return
+	}
+	if len(model) > len(r.modelBuf) {
 		r.Model = strings.Clone(model)
+		return
+	}
+	n := copy(r.modelBuf[:], model)
+	r.Model = unsafe.String(&r.modelBuf[0], n)
+}
+
+// SetRequest tells the record what the request sent upstream asked for,
+// so that the reply's model is compared with it (SPEC 11.2): its model, or
+// when that is not known yet, its body, whose model is read only if the
+// reply names one (body must stay unchanged until the reply ends). A
+// record that was told nothing adds no model_served.
+func (r *Reply) SetRequest(model string, body []byte) {
+	r.RequestModel, r.requestBody, r.requestKnown = model, body, true
+}
+
+// requestModel is RequestModel, read from the request body the first time
+// it is asked for.
+func (r *Reply) requestModel() string {
+	if r.RequestModel == "" && r.requestBody != nil {
+		r.RequestModel = RequestModel(r.requestBody)
+		r.requestBody = nil
+	}
+	return r.RequestModel
+}
+
+// KeyModelServed is the meta key of the model that answered when it is
+// another than the one asked for (SPEC 11.2).
+const KeyModelServed = "model_served"
+
+// noteServed adds meta.model_served when the reply named another model
+// than the request's (SPEC 11.2).
+func (r *Reply) noteServed() {
+	if r.requestKnown && r.Model != "" && OtherModel(r.Model, r.requestModel()) {
+		r.Meta.Set(KeyModelServed, appendJSONString(nil, r.Model))
 	}
 }
 
@@ -148,6 +194,7 @@ func (r *Reply) Seal() {
 	r.Meta.useStore(&r.store)
 	// meta.usage and meta.cost_usd are compact ASCII JSON written in the
 	// record's own memory, which the record's Meta can keep as they are.
+	r.noteServed()
 	own := r.usageJSON[:0]
 	if r.Usage.Known() {
 		own = r.Usage.AppendJSON(own)
@@ -156,8 +203,8 @@ func (r *Reply) Seal() {
 			// The reply's model prices it only when it is another model
 			// than the request's (SPEC 9.2): a dated snapshot of the
 			// requested model is priced by the request's entry.
-			model := r.RequestModel
-			if OtherModel(r.Model, r.RequestModel) {
+			model := r.requestModel()
+			if OtherModel(r.Model, model) {
 				model = r.Model
 			}
 			if p, ok := PriceOf(r.Prices, model); ok {

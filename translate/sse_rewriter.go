@@ -83,6 +83,9 @@ type SSERewriter struct {
 	// its first JSON event); endSeen once an end came that is not its
 	// terminal event (a chat chunk's finish_reason).
 	opened, endSeen, opensAtFirst bool
+	// ownChunks: the chunks are a converter's, which name no model of
+	// their own (SPEC 11.2).
+	ownChunks bool
 
 	// Line endings stay whole (SPEC 8.1): lastRaw is set when the last
 	// event went out as its own bytes, so that the LF completing its CRLF

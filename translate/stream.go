@@ -78,6 +78,7 @@ func OpenStream(f Format, out io.Writer, sse SSEOptions, conv ConvertOptions, re
 	conv.Reply = rw.Reply()
 	conv.MarkInterrupted = sse.MarkInterrupted
 	if p != nil && p.convert != nil {
+		rw.ownChunks = sse.Protocol == FormatSSE
 		return p.convert(rw, conv), rw
 	}
 	return rw, rw
