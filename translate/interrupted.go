@@ -14,7 +14,7 @@ const InterruptedMessage = "The upstream ended the reply before it was complete.
 
 var (
 	jsonTrue        = []byte("true")
-	finishReasonKey = []byte(`"finish_reason"`)
+	finishReasonKey = []byte(`finish_reason"`)
 )
 
 // interruptMarker is a dialect whose protocol has an error event of its
@@ -76,14 +76,23 @@ func (r *SSERewriter) markInterrupted() {
 
 // finishReasonSet reports whether a chat chunk has a finish_reason that is
 // not null: a byte search, as each chunk until the end is looked at (a
-// key inside a string would have its quotes escaped).
+// key inside a string would have its quotes escaped). The search is for
+// finish_reason" and the quote before it is checked: a needle that starts
+// with a quote stops at every quote of the chunk.
 func finishReasonSet(data []byte) bool {
-	for i := 0; ; {
+	if len(data) == 0 {
+		return false
+	}
+	for i := 1; ; {
 		j := bytes.Index(data[i:], finishReasonKey)
 		if j < 0 {
 			return false
 		}
-		i += j + len(finishReasonKey)
+		at := i + j
+		i = at + len(finishReasonKey)
+		if data[at-1] != '"' {
+			continue
+		}
 		k := walkSpace(unsafeString(data), i)
 		if k >= len(data) || data[k] != ':' {
 			continue
