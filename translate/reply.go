@@ -56,8 +56,8 @@ type Reply struct {
 	// (SPEC 11.1), whatever its reader saw.
 	Broken bool
 
-	// ToolArguments collects each tool call's arguments into
-	// meta.tool_calls (tool_arguments, SPEC 11.3).
+	// ToolArguments asks for each tool call's arguments in
+	// meta.tool_calls (tool_arguments, SPEC 11.3): not read yet.
 	ToolArguments bool
 
 	// chatUsage: a chat chunk had a usage object, which wins over Groq's
