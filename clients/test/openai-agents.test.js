@@ -84,7 +84,11 @@ describe('Agents SDK run (stream)', () => {
     const { result, metas, ran } = await streamed(SSE_TOOLS.model);
     assert.deepEqual(ran, [['get_weather', 'Paris'], ['search_web', 'Paris events']]);
     assert.equal(result.finalOutput, AFTER_TOOLS.text);
-    assert.equal(metas.length, 1);
+    // The second turn asks for SSE_TOOLS.model and the upstream answers as
+    // AFTER_TOOLS.model: its meta chunk says so (SPEC 11.2), and names no tool.
+    assert.equal(metas.length, 2);
     assert.deepEqual(metas[0].tools_used, SSE_TOOLS.toolsUsed);
+    assert.equal(metas[1].model_served, AFTER_TOOLS.model);
+    assert.equal(metas[1].tools_used, undefined);
   });
 });
