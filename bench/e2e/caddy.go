@@ -245,15 +245,21 @@ func (p *caddyProc) stop() {
 		// stops on SIGTERM, where it would otherwise be killed 5 s later.
 		p.cmd.Process.Signal(syscall.SIGTERM) // our own child, by its pid
 	}
+	waitOrKill(p.cmd)
+	os.RemoveAll(p.dir)
+}
+
+// waitOrKill waits for our own child cmd to exit, and kills it (by its
+// pid) when it has not within 5 s.
+func waitOrKill(cmd *exec.Cmd) {
 	done := make(chan struct{})
-	go func() { p.cmd.Wait(); close(done) }()
+	go func() { cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		p.cmd.Process.Kill() // our own child, by its pid
+		cmd.Process.Kill()
 		<-done
 	}
-	os.RemoveAll(p.dir)
 }
 
 // renice sets the nice value of every thread of process pid (on Linux the

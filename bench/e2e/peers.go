@@ -184,14 +184,7 @@ func startPortkey(dir string) (*nodeProc, string, error) {
 
 func (p *nodeProc) stop() {
 	p.cmd.Process.Signal(syscall.SIGTERM) // our own child, by its pid
-	done := make(chan struct{})
-	go func() { p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		p.cmd.Process.Kill()
-		<-done
-	}
+	waitOrKill(p.cmd)
 	os.Remove(p.log)
 }
 
