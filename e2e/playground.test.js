@@ -156,6 +156,7 @@ describe('playground helpers', () => {
     addMeta(m) { this.meta = app.mergeMeta(this.meta, m); },
     addError(m) { this.errors.push(m); },
     addNote(m) { this.notes.push(m); },
+    markInterrupted() { this.cutShort = true; },
   });
   const feed = (events) => {
     const view = recorder();
@@ -206,6 +207,50 @@ describe('playground helpers', () => {
     assert.deepEqual([v.errors, v.info.done], [['Blocked: PROHIBITED_CONTENT'], true]);
     v = feed([gem([{ text: 'a' }]), { error: { code: 500, message: 'Internal error', status: 'INTERNAL' } }]);
     assert.deepEqual([v.text, v.errors], ['a', ['Internal error']]);
+  });
+
+  // SPEC 11.1: the event llm_meta writes at the end of a stream cut short
+  // (mark_interrupted), in each protocol, is told from an upstream's error.
+  test('a stream cut short: llm_meta\'s own event in each protocol is the notice, an upstream error stays an error', () => {
+    const msg = 'The upstream ended the reply before it was complete.';
+    const meta = { tools_used: ['t'], interrupted: true };
+    const own = [
+      { error: { message: msg, type: 'upstream_interrupted', code: null } },
+      { type: 'error', code: 'upstream_interrupted', message: msg, param: null, sequence_number: 4, meta },
+      { type: 'error', error: { type: 'api_error', message: msg }, meta },
+      { type: 'error', error: { type: 'api_error', message: msg } }, // final_meta off: no meta
+      { error: { code: 502, message: msg, status: 'UNAVAILABLE' }, meta },
+    ];
+    for (const e of own) {
+      assert.ok(app.isInterruptionEvent(e), JSON.stringify(e));
+      const v = feed([{ choices: [{ delta: { content: 'half' } }] }, e]);
+      assert.deepEqual([v.text, v.errors, v.cutShort], ['half', [], true], JSON.stringify(e));
+    }
+    for (const e of [{ error: { message: 'boom', type: 'server_error' } }, { type: 'error', code: 'server_error', message: 'boom' },
+      { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, { error: { code: 500, message: 'x', status: 'INTERNAL' } },
+      { choices: [], meta }]) {
+      assert.ok(!app.isInterruptionEvent(e), JSON.stringify(e));
+    }
+  });
+
+  // SPEC 11.3: one chip per call, then the names no call names; arguments
+  // on one line for the chip, in full when expanded.
+  test('tool chips: calls with their arguments, short and in full', () => {
+    assert.deepEqual(app.toolChips({ tools_used: ['a', 'b'] }), [{ name: 'a' }, { name: 'b' }]);
+    assert.deepEqual(app.toolChips({ tools_used: ['get_weather', 'web_search'], tool_calls: [
+      { name: 'get_weather', arguments: '{"city":"Paris"}' }, { name: 'get_weather', arguments: '{"city":"Oslo"', clipped: true },
+      { arguments: '{}' }, 'x'] }), [
+      { name: 'get_weather', args: '{"city":"Paris"}', clipped: false },
+      { name: 'get_weather', args: '{"city":"Oslo"', clipped: true },
+      { name: 'web_search' }]);
+    assert.equal(app.argsShort('{"city":"Paris","unit":"celsius"}'), 'city: Paris, unit: celsius');
+    assert.equal(app.argsShort('{ "q": "a\\nb", "n": 3, "o": {"x": [1]} }'), 'q: a b, n: 3, o: {"x":[1]}');
+    assert.equal(app.argsShort('["a", 1]'), '["a",1]');
+    assert.equal(app.argsShort(''), '');
+    assert.equal(app.argsShort('{"text":"' + 'é'.repeat(100) + '"}'), 'text: ' + 'é'.repeat(53) + '…');
+    assert.equal(app.argsShort('{"broken": "clip'), '{"broken": "clip');
+    assert.equal(app.argsPretty('{"city":"Paris"}'), '{\n  "city": "Paris"\n}');
+    assert.equal(app.argsPretty('{"broken'), '{"broken');
   });
 
   test('usage line: only the parts present, costs never in exponent notation', () => {
@@ -527,7 +572,7 @@ async function ask(text, o = {}) {
   const opts = { model: 'demo-openai', endpoint: 'chat', mode: 'stream', structured: false,
     baseUrl: '', token: '', newChat: true, ...o };
   if (opts.newChat) await page.getByTestId('new-chat').click();
-  const known = ['demo-openai', 'demo-openrouter', 'demo-hustle', 'demo-ui', 'demo-structured', 'demo-plain'];
+  const known = ['demo-openai', 'demo-openrouter', 'demo-hustle', 'demo-ui', 'demo-structured', 'demo-plain', 'demo-cut', 'demo-auto'];
   if (known.includes(opts.model)) {
     await page.getByLabel('Model', { exact: true }).selectOption(opts.model);
   } else {
@@ -818,6 +863,68 @@ describe('playground in Chromium through llm_meta', { timeout: 300_000 }, () => 
       }
     }
     await shot('10-usage-line');
+  });
+
+  // SPEC 11.1 with mark_interrupted on (Caddyfile.example): a stream the
+  // demo gateway cuts half-way shows its text so far and the notice under
+  // it, never an error, in every protocol, streamed and run-once; a JSON
+  // reply stays whole (the edge endpoint's run-once asks its upstream for
+  // JSON). The prompt words "cut short" do it on any model.
+  test('a reply cut short: the notice under it in every protocol, streamed and run-once', async () => {
+    const page = env.page;
+    const notice = /^Cut short\. The upstream ended this reply before it was complete/;
+    const full = /^You said: "Open my terminal"\. I ran the launcher tool, which opened a terminal\. This reply comes from the llm_meta demo gateway\.$/;
+    for (const endpoint of ['chat', 'responses', 'anthropic', 'gemini', 'edge']) {
+      for (const mode of ['stream', 'run-once', 'json']) {
+        if (endpoint === 'edge' && mode === 'json') continue;
+        const what = `${endpoint}, ${mode}`;
+        const msg = await ask('Open my terminal', { endpoint, mode, model: 'demo-cut' });
+        const text = (await msg.getByTestId('reply-text').textContent()).trim();
+        assert.equal(await msg.getByTestId('error-message').count(), 0, `${what}: ${await texts(msg.getByTestId('error-message'))}`);
+        assert.equal(await msg.getByTestId('note').count(), 0, what);
+        if (mode === 'json' || (endpoint === 'edge' && mode === 'run-once')) {
+          assert.equal(await msg.getAttribute('data-state'), 'done', what);
+          assert.match(text, full, what);
+          assert.ok(!(await msg.getByTestId('interrupted-notice').isVisible()), what);
+          continue;
+        }
+        assert.equal(await msg.getAttribute('data-state'), 'interrupted', what);
+        assert.match(await msg.getByTestId('status').textContent(), /^cut short/, what);
+        assert.ok(await msg.getByTestId('interrupted-notice').isVisible(), what);
+        assert.match(await msg.getByTestId('interrupted-notice').textContent(), notice, what);
+        // Half of the words came: a start of the whole reply, not all of it.
+        assert.ok(text.length > 20 && 'You said: "Open my terminal". I ran the launcher tool, which opened a terminal.'.startsWith(text), `${what}: ${text}`);
+        assert.equal((await metaOf(msg)).interrupted, true, what);
+        assert.deepEqual(await texts(msg.getByTestId('tool-chip')), ['launcher'], what);
+        if (endpoint === 'anthropic' && mode === 'stream') await shot('11-cut-short');
+      }
+    }
+    const msg = await ask('Please stop, cut short', { model: 'demo-openai' });
+    assert.equal(await msg.getAttribute('data-state'), 'interrupted');
+    assert.ok(await msg.getByTestId('interrupted-notice').isVisible());
+    const whole = await ask('Open my terminal');
+    assert.equal(await whole.getAttribute('data-state'), 'done');
+    assert.ok(!(await whole.getByTestId('interrupted-notice').isVisible()));
+    await page.getByTestId('new-chat').click();
+  });
+
+  // SPEC 11.2: demo-auto answers as demo-openai-fallback; the page says
+  // which model answered, in every protocol, and nothing when the model
+  // asked for answered.
+  test('answered by: the model that answered when it is not the one asked for', async () => {
+    for (const endpoint of ['chat', 'responses', 'anthropic', 'gemini', 'edge']) {
+      for (const mode of ['chat', 'edge'].includes(endpoint) ? ['stream', 'run-once'] : ['stream', 'json']) {
+        const what = `${endpoint}, ${mode}`;
+        let msg = await ask('Weather in Paris?', { endpoint, mode, model: 'demo-auto' });
+        assert.equal(await msg.getAttribute('data-state'), 'done', what);
+        assert.ok(await msg.getByTestId('model-served').isVisible(), what);
+        assert.equal(await msg.getByTestId('model-served').textContent(), 'answered by demo-openai-fallback', what);
+        if (endpoint === 'chat' && mode === 'stream') await shot('12-answered-by');
+        if (mode !== 'stream') continue;
+        msg = await ask('Weather in Paris?', { endpoint, mode, newChat: false });
+        assert.ok(!(await msg.getByTestId('model-served').isVisible()), `${what}: demo-openai answered as asked`);
+      }
+    }
   });
 
   test('prompt trimming: a long first message is dropped on the next turn, and the page says so', async () => {

@@ -218,6 +218,70 @@ function errorMessage(obj, raw, status, statusText) {
   return `${status} ${statusText || ''}`.trim();
 }
 
+// INTERRUPTED_MESSAGE is the message of the error event llm_meta writes at
+// the end of a stream the upstream cut short, with mark_interrupted on
+// (SPEC 11.1); Anthropic's and Gemini's events name no code of their own.
+const INTERRUPTED_MESSAGE = 'The upstream ended the reply before it was complete.';
+
+// isInterruptionEvent tells llm_meta's own "cut short" event (SPEC 11.1,
+// mark_interrupted) from an error the upstream sent: chat's error type and
+// Responses' code upstream_interrupted, Anthropic's and Gemini's message,
+// or a meta that says interrupted.
+function isInterruptionEvent(obj) {
+  if (!isObject(obj)) return false;
+  const err = isObject(obj.error) ? obj.error : null;
+  if (err && err.type === 'upstream_interrupted') return true;
+  if (obj.type === 'error' && obj.code === 'upstream_interrupted') return true;
+  if (isObject(obj.meta) && obj.meta.interrupted === true && (err || obj.type === 'error')) return true;
+  return (err && err.message === INTERRUPTED_MESSAGE) || (obj.type === 'error' && obj.message === INTERRUPTED_MESSAGE);
+}
+
+// toolChips lists what the "Used:" chips show: one chip per call of
+// meta.tool_calls (SPEC 11.3: name, arguments, clipped), in call order, then
+// the names of tools_used that no call names (tools the gateway ran, other
+// tool sources); without tool_calls, one chip per name of tools_used.
+function toolChips(meta) {
+  const chips = [];
+  const named = new Set();
+  for (const c of Array.isArray(meta.tool_calls) ? meta.tool_calls : []) {
+    if (!isObject(c) || typeof c.name !== 'string' || c.name === '') continue;
+    named.add(c.name);
+    chips.push({ name: c.name, args: typeof c.arguments === 'string' ? c.arguments : cellText(c.arguments),
+      clipped: c.clipped === true });
+  }
+  for (const t of Array.isArray(meta.tools_used) ? meta.tools_used : []) {
+    if (typeof t === 'string' && t !== '' && !named.has(t)) chips.push({ name: t });
+  }
+  return chips;
+}
+
+// argsShort is a call's arguments on one line, for its chip: a JSON
+// object's members as `key: value` (strings without their quotes), any other
+// text with its white space collapsed, cut at max characters with '…'.
+function argsShort(text, max = 60) {
+  let s;
+  try {
+    const v = JSON.parse(text);
+    s = isObject(v)
+      ? Object.entries(v).map(([k, x]) => `${k}: ${typeof x === 'string' ? x : JSON.stringify(x)}`).join(', ')
+      : JSON.stringify(v);
+  } catch {
+    s = text;
+  }
+  s = s.replace(/\s+/g, ' ').trim();
+  return [...s].length > max ? [...s].slice(0, max - 1).join('') + '…' : s;
+}
+
+// argsPretty is a call's arguments to read in full: JSON indented, text that
+// is not JSON (arguments clipped or streamed half-way) as it came.
+function argsPretty(text) {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
 // PROTOCOLS describes the endpoints a person can pick: the path, how the
 // page labels it, and the event that ends its stream. Gemini's path names
 // the model and the method (buildRequest).
@@ -518,6 +582,8 @@ const MODEL_HINTS = {
   'demo-ui': 'AI SDK UI message stream, converted to OpenAI chunks.',
   'demo-structured': 'A JSON reply; turn on structured output (Chat Completions) to get the reply text and meta.structured_metadata.',
   'demo-plain': 'Plain text: no tools, no meta.',
+  'demo-cut': 'A stream the upstream ends half-way, as a crashed worker would: llm_meta says it was cut short (meta.interrupted). A message saying “cut short” does the same on any model.',
+  'demo-auto': 'A router: answers as demo-openai-fallback, another model than the one asked for (meta.model_served).',
   __custom: 'Any model your gateway knows (run Caddy with LLM_GATEWAY=…).',
 };
 
@@ -528,6 +594,24 @@ const ENDPOINT_HINTS = {
   gemini: 'functionCall and text parts; meta is the reply’s top-level meta (in a stream, the event with the finishReason’s).',
   edge: 'The JARVIS edge function’s endpoint: {content, meta}, streamed with x-stream. JSON mode is its run-once answer.',
 };
+
+// toolChip draws one chip of the "Used:" list: the tool's name, and for a
+// call with its arguments (meta.tool_calls) the arguments on one line after
+// it, in full in the chip's tooltip and, expanded, indented below it; a
+// clipped call says so. All of it is text, never HTML.
+function toolChip(c) {
+  const name = h('span', { class: 'tool-name', testid: 'tool-chip', text: c.name });
+  if (c.args === undefined) return h('li', { class: 'chip tool' }, name);
+  const short = argsShort(c.args);
+  const full = c.args.length > 2000 ? c.args.slice(0, 2000) + '…' : c.args;
+  return h('li', { class: 'chip tool with-args' },
+    h('details', { class: 'tool-call', testid: 'tool-call' },
+      h('summary', { title: `${c.name}(${full}${c.clipped ? '… clipped' : ''})` }, name,
+        h('span', { class: 'tool-args-short', testid: 'tool-args-short', text: `(${short}${c.clipped && !short.endsWith('…') ? '…' : ''})` })),
+      h('pre', { class: 'tool-args', testid: 'tool-args', text: c.args === '' ? '(no arguments)' : argsPretty(c.args) }),
+      c.clipped ? h('p', { class: 'tool-args-clipped', testid: 'tool-args-clipped',
+        text: 'Clipped: llm_meta keeps the first 4,096 bytes of a call\u2019s arguments.' }) : null));
+}
 
 // AssistantView is one assistant turn: the reply as it streams, then its meta.
 class AssistantView {
@@ -547,6 +631,11 @@ class AssistantView {
     this.reasoningEl = h('details', { class: 'reasoning', testid: 'reasoning', hidden: true },
       h('summary', { text: 'Reasoning' }), h('p'));
     this.noticesEl = h('div', { class: 'notices' });
+    // A reply the upstream cut short (SPEC 11.1): said right under its text.
+    this.interruptedEl = h('div', { class: 'notice interrupted', role: 'status', testid: 'interrupted-notice', hidden: true },
+      h('strong', { text: 'Cut short. ' }),
+      'The upstream ended this reply before it was complete: what you see is only the start of the answer.');
+    this.servedEl = h('span', { class: 'served', testid: 'model-served', hidden: true });
     this.metaEl = h('div', { class: 'meta' });
     this.usageEl = h('p', { class: 'usage-line', testid: 'usage-line', hidden: true });
     this.infoEl = h('details', { class: 'info', testid: 'request-info' });
@@ -555,8 +644,8 @@ class AssistantView {
     const label = `${settings.model || '(default model)'} · ${this.protocol.label} · ${settings.mode}`;
     this.el = h('article', { class: 'msg assistant', testid: 'assistant-message', 'data-state': 'pending', 'aria-busy': 'true' },
       h('header', { class: 'msg-head' }, h('span', { class: 'who', text: 'Assistant' }),
-        h('span', { class: 'tag', testid: 'message-label', text: label }), this.statusEl),
-      this.reasoningEl, this.replyEl, this.noticesEl, this.metaEl, this.usageEl, this.infoEl);
+        h('span', { class: 'tag', testid: 'message-label', text: label }), this.servedEl, this.statusEl),
+      this.reasoningEl, this.replyEl, this.interruptedEl, this.noticesEl, this.metaEl, this.usageEl, this.infoEl);
     log.append(this.el);
     this.renderText();
     this.renderInfo();
@@ -619,6 +708,22 @@ class AssistantView {
       h('strong', { text: where ? where + ': ' : 'Error: ' }), msg)));
   }
 
+  // markInterrupted: llm_meta's own event said the stream was cut short,
+  // with or without meta (final_meta off).
+  markInterrupted() {
+    this.cutShort = true;
+    this.renderInterrupted();
+  }
+
+  // interrupted: the reply was cut short, by its meta or llm_meta's event.
+  interrupted() {
+    return this.cutShort === true || this.meta.interrupted === true;
+  }
+
+  renderInterrupted() {
+    this.follow(() => { this.interruptedEl.hidden = !this.interrupted(); });
+  }
+
   addNote(msg) {
     this.notes.push(msg);
     this.noticesEl.append(h('div', { class: 'notice note', testid: 'note', text: msg }));
@@ -631,15 +736,20 @@ class AssistantView {
       blocks.push(h('div', { class: 'notice trimmed', role: 'status', testid: 'prompt-trimmed' },
         `Prompt trimmed to ${fmtNumber(m.prompt_trimmed_to)} characters: the oldest messages were left out.`));
     }
-    const tools = Array.isArray(m.tools_used) ? m.tools_used.filter((t) => typeof t === 'string' && t) : [];
-    if (tools.length) {
+    const chips = toolChips(m);
+    if (chips.length) {
       blocks.push(h('div', { class: 'used', testid: 'tools-used' }, h('span', { class: 'used-label', text: 'Used:' }),
-        h('ul', { class: 'chips', 'aria-label': 'Tools used' }, tools.map((t) => h('li', { class: 'chip tool', testid: 'tool-chip', text: t })))));
+        h('ul', { class: 'chips', 'aria-label': 'Tools used' }, chips.map(toolChip))));
     }
     if (m.structured_result !== undefined && m.structured_result !== null) blocks.push(renderStructuredResult(m.structured_result));
     if (m.structured_metadata !== undefined && m.structured_metadata !== null) blocks.push(renderStructuredMetadata(m.structured_metadata));
     if (m.hustle !== undefined && m.hustle !== null) blocks.push(renderHustle(m.hustle));
     this.metaEl.replaceChildren(...blocks.filter(Boolean));
+    // The model that answered, when it is not the one asked for (SPEC 11.2).
+    const served = typeof m.model_served === 'string' ? m.model_served : '';
+    this.servedEl.hidden = served === '';
+    this.servedEl.replaceChildren(...(served ? ['answered by ', h('code', { text: served })] : []));
+    this.renderInterrupted();
     const parts = usageParts(m);
     this.usageEl.hidden = parts.length === 0;
     this.usageEl.replaceChildren(...parts.flatMap((p, i) => [i ? ' · ' : '', h('span', { testid: p.testid, text: p.text })]));
@@ -711,7 +821,9 @@ function handleEvent(view, ev) {
     return;
   }
   if (!isObject(obj)) return;
-  if (obj.error !== undefined && obj.error !== null) {
+  if (isInterruptionEvent(obj)) {
+    view.markInterrupted();
+  } else if (obj.error !== undefined && obj.error !== null) {
     view.addError(errorMessage(obj, data, '', ''), 'Error event in the stream');
   } else if (obj.type === 'error') {
     view.addError(typeof obj.message === 'string' ? obj.message : data, 'Error event in the stream');
@@ -905,17 +1017,24 @@ function initPage() {
         const raw = await res.text();
         let obj = null;
         try { obj = JSON.parse(raw); } catch { /* not JSON: the text is the message */ }
-        view.addError(errorMessage(obj, raw, res.status, res.statusText), `HTTP ${res.status}`);
+        // A run-once reply over a stream cut short is a 502 whose meta says
+        // interrupted (SPEC 11.1): shown as the notice, not as an error.
+        const cut = isObject(obj) && isObject(obj.meta) && obj.meta.interrupted === true;
+        if (!cut) view.addError(errorMessage(obj, raw, res.status, res.statusText), `HTTP ${res.status}`);
         // A failed run-once reply still carries the content so far and meta.
         if (isObject(obj)) {
           if (typeof obj.content === 'string') view.appendText(obj.content);
           if (isObject(obj.meta)) view.addMeta(obj.meta);
         }
-        view.finish('error', `HTTP ${res.status}`);
+        if (cut) view.finish('interrupted', `cut short · HTTP ${res.status}`);
+        else view.finish('error', `HTTP ${res.status}`);
       } else if (/text\/event-stream/i.test(ct)) {
         await readStream(view, res, controller.signal);
-        if (!view.info.done) view.addNote(`The stream ended without ${view.protocol.terminal}.`);
-        view.finish(view.errors.length ? 'error' : 'done', view.errors.length ? 'ended with an error' : 'done');
+        // A stream llm_meta says was cut short has its notice instead.
+        if (!view.info.done && !view.interrupted()) view.addNote(`The stream ended without ${view.protocol.terminal}.`);
+        if (view.errors.length) view.finish('error', 'ended with an error');
+        else if (view.interrupted()) view.finish('interrupted', 'cut short');
+        else view.finish('done', 'done');
       } else {
         const raw = await res.text();
         let obj = null;
@@ -996,5 +1115,5 @@ if (typeof document !== 'undefined') {
 }
 if (typeof module !== 'undefined' && module.exports) {
   module.exports = { SSEParser, mergeMeta, contentOf, errorMessage, buildRequest, usageParts, formatUSD, handleEvent,
-    AssistantView };
+    AssistantView, isInterruptionEvent, toolChips, argsShort, argsPretty };
 }
