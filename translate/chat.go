@@ -17,9 +17,10 @@ var chatProtocol = protocol{
 	format: &FormatSSE,
 	// No request, first event or JSON reply is told as chat: what no other
 	// protocol claims is (RequestKindOf, DetectStart, readJSONReply).
-	events: func(w *SSERewriter) eventDialect { return chatDialect{w} },
-	keys:   []string{"tool_calls", "function_call", "name", "usage"},
-	usage:  &chatUsage,
+	events:    func(w *SSERewriter) eventDialect { return chatDialect{w} },
+	keys:      []string{"tool_calls", "function_call", "name", "usage"},
+	usage:     &chatUsage,
+	jsonCalls: readChatCalls,
 }
 
 // chatUsage is where a chat completion's usage object keeps its counts.
@@ -123,12 +124,81 @@ func deltaToolNames(s string, keys keySet, add func(string)) {
 	}
 }
 
+// readDeltaCalls reads the tool-call deltas of a chunk into the record's
+// calls (SPEC 11.3): a delta with a new (choice index, call index) begins
+// a call; one without an index (absent or null) begins one when it names
+// a function, else it continues the choice's last call; the arguments are
+// the concatenation of the call's fragments. A choice without an index is
+// the one at its place in choices. A chunk cut short inside is no chunk.
+func readDeltaCalls(s string, rep *Reply) {
+	if !ValidJSON(s) {
+		return
+	}
+	calls, max := &rep.calls, rep.Meta.MaxBytes()
+	pos := int64(0)
+	gjson.Get(s, "choices").ForEach(func(_, ch gjson.Result) bool {
+		choice := pos
+		pos++
+		if i := ch.Get("index"); i.Type == gjson.Number {
+			choice = i.Int()
+		}
+		ch.Get("delta.tool_calls").ForEach(func(_, call gjson.Result) bool {
+			if !call.IsObject() {
+				return true
+			}
+			fn := call.Get("function")
+			name := fn.Get("name")
+			var c *callEntry
+			if i := call.Get("index"); i.Type == gjson.Number {
+				key := callKey{choice, i.Int()}
+				if c = calls.find(key); c == nil {
+					c = calls.beginIn(choice, name.Str, key, true, max)
+				} else if c.name == "" && !c.out && name.Str != "" {
+					c.setName(calls, name.Str, max) // named after it began
+				}
+			} else if name.Type == gjson.String {
+				c = calls.beginIn(choice, name.Str, callKey{}, false, max)
+			} else {
+				c = calls.lastIn(choice)
+			}
+			if fn.IsObject() {
+				calls.addArgs(c, objectValue(fn.Raw, "arguments"))
+			}
+			return true
+		})
+		return true
+	})
+}
+
+// readChatCalls reads the calls of a chat completion (SPEC 11.3): each
+// of choices[*].message.tool_calls[*], in choice order then call order,
+// with its function.arguments.
+func readChatCalls(root gjson.Result, rep *Reply) {
+	root.Get("choices").ForEach(func(_, ch gjson.Result) bool {
+		ch.Get("message.tool_calls").ForEach(func(_, call gjson.Result) bool {
+			if !call.IsObject() {
+				return true
+			}
+			fn := call.Get("function")
+			c := rep.beginCall(fn.Get("name").Str, callKey{}, false)
+			if fn.IsObject() {
+				rep.calls.addArgs(c, objectValue(fn.Raw, "arguments"))
+			}
+			return true
+		})
+		return true
+	})
+}
+
 // object reads one chunk (or an error event) of a chat stream.
 func (c chatDialect) object(raw, data []byte, s string, keys keySet) verdict {
 	r := c.w
 	rep := r.reply
 	if keys&(hasToolCall|hasFuncCall) != 0 && keys&hasName != 0 {
 		deltaToolNames(s, keys, rep.Meta.AddTool)
+	}
+	if rep.ToolArguments && keys&hasToolCall != 0 {
+		readDeltaCalls(s, rep)
 	}
 	if !r.endSeen {
 		c.noteEnd(s, data)

@@ -70,6 +70,9 @@ func (p *jsonPlan) rewrite(extra *Meta, opts *JSONOptions) (*Meta, bool) {
 	// reply is read the general way, and so is the text run-once reads.
 	indexed := x.flags&idxEscapedKey == 0
 	proto, choiceMeta := readJSONReply(s, &x, indexed, rep, opts)
+	if rep.ToolArguments {
+		readJSONToolCalls(s, proto, rep)
+	}
 	if opts.BeforeEnd != nil {
 		opts.BeforeEnd(rep)
 	}

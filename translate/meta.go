@@ -221,6 +221,8 @@ func ownKey(key string) string {
 		return KeyCost
 	case KeyTiming:
 		return KeyTiming
+	case KeyToolCalls:
+		return KeyToolCalls
 	}
 	return strings.Clone(key)
 }
@@ -385,6 +387,16 @@ func (m *Meta) setValue(key string, val []byte, owned bool) {
 		m.srLen = out
 	}
 	m.valBytes += member - old
+}
+
+// room is how many bytes the member key may take (its name, colon, value
+// and comma): what is left of m's bound, its current member counted free.
+func (m *Meta) room(key string) int {
+	free := m.MaxBytes() - m.Size()
+	if i := m.index(key); i >= 0 && m.vals[i] != nil {
+		free += jsonStringLen(key) + 2 + m.valLen(key, i)
+	}
+	return free
 }
 
 // valLen is the written length of the value of key i.

@@ -3,6 +3,8 @@ package translate
 import (
 	"io"
 	"slices"
+
+	"github.com/tidwall/gjson"
 )
 
 // protocols is the registration table: one line per protocol, each
@@ -70,6 +72,9 @@ type protocol struct {
 	// json is the reading of the protocol's JSON replies (SPEC 4 table):
 	// none for a protocol whose replies are only streams.
 	json *jsonProtocol
+	// jsonCalls reads the tool calls of a JSON reply with their arguments
+	// (SPEC 11.3), only when tool_arguments is on (toolcalls.go).
+	jsonCalls func(root gjson.Result, rep *Reply)
 
 	keyTable keyTable // built from keys at registration
 }

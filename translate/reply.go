@@ -57,8 +57,10 @@ type Reply struct {
 	Broken bool
 
 	// ToolArguments asks for each tool call's arguments in
-	// meta.tool_calls (tool_arguments, SPEC 11.3): not read yet.
+	// meta.tool_calls (tool_arguments, SPEC 11.3): the protocols read the
+	// calls into calls (toolcalls.go), Seal writes them.
 	ToolArguments bool
+	calls         toolCalls
 
 	// chatUsage: a chat chunk had a usage object, which wins over Groq's
 	// x_groq.usage whatever their order (SPEC 9.1).
@@ -218,6 +220,9 @@ func (r *Reply) Seal() {
 	if r.Timing {
 		r.Meta.Set(KeyTiming, r.appendTiming(nil, time.Now()))
 	}
+	// Last: its entries are the largest, and each one that would pass
+	// max_meta_bytes is left out, rather than a key of the few bytes above.
+	r.sealToolCalls()
 }
 
 // KeyTiming is the meta key of the module's own timing (SPEC 9.3).
