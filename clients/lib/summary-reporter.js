@@ -29,6 +29,8 @@ const clients = {
   'aisdk-openai.test.js': ['ai', '@ai-sdk/openai'],
   'langchain-openai.test.js': ['@langchain/openai', '@langchain/core'],
   'openai-agents.test.js': ['@openai/agents'],
+  'interrupted.test.js': ['openai', '@anthropic-ai/sdk', '@google/genai', 'ai', '@ai-sdk/openai', '@ai-sdk/openai-compatible',
+    '@ai-sdk/anthropic', '@ai-sdk/google'],
   'jarvis.test.js': [],
 };
 

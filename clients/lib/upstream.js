@@ -12,6 +12,11 @@
 //                              lib/gemini-scenarios.js (Gemini; the model is
 //                              the path's)
 //
+// A model `<scenario>-cut` (sse-tools-cut, resp-tools-cut, claude-tools-cut,
+// gemini-tools-cut) streams the first half of that scenario's events and
+// ends the body there, as an upstream that crashed mid-answer (lib/cut.js;
+// its JSON reply stays whole).
+//
 // Any other path or method is a 404, so a client that silently used
 // another API fails loudly. A chat request without `model` (the JARVIS edge
 // endpoint sends none unless configured) gets sse-tools when it asks for a
@@ -22,6 +27,7 @@
 import http from 'node:http';
 
 import { ANTHROPIC_SCENARIOS, COUNT_TOKENS } from './anthropic-scenarios.js';
+import { cutBase, cutWire } from './cut.js';
 import {
   AFTER_TOOLS, JSON_COST, JSON_META, JSON_PRICED, JSON_TOOLS, LITELLM, SSE_META, SSE_TEXT, SSE_TOOLS, STRUCTURED,
   V4_DATA, V4_ERROR, V7_ABORT, V7_UI,
@@ -73,6 +79,7 @@ async function answerChat(res, body) {
   const afterTools = Array.isArray(body.messages) && body.messages.at(-1)?.role === 'tool';
   const scenario = afterTools ? 'after-tools' : body.model ?? (body.stream ? 'sse-tools' : 'json-tools');
   const includeUsage = body.stream_options?.include_usage === true;
+  if (body.stream && cutBase(scenario) === SSE_TOOLS.model) return await sendSSE(res, cutWire(SSE_TOOLS.wire({ includeUsage })));
   switch (scenario) {
     case 'json-tools': return sendJSON(res, JSON_TOOLS.body());
     case 'json-meta': return sendJSON(res, JSON_META.body());
@@ -94,10 +101,12 @@ async function answerChat(res, body) {
 }
 
 // A Responses or Messages scenario: its JSON, or its stream.
+// `<scenario>-cut` streams the first half of its events (lib/cut.js).
 const answerFrom = (scenarios) => async (res, body) => {
-  const s = scenarios[body.model];
+  const s = scenarios[body.model] ?? scenarios[cutBase(body.model)];
   if (!s) return unknownScenario(res, body.model);
-  return body.stream ? await sendSSE(res, s.wire()) : sendJSON(res, s.body());
+  if (!body.stream) return sendJSON(res, s.body());
+  return await sendSSE(res, s === scenarios[body.model] ? s.wire() : cutWire(s.wire()));
 };
 
 const routes = {
@@ -110,11 +119,11 @@ const routes = {
 // A Gemini method (the model and whether it streams are in the path): its
 // JSON reply, or its event stream; only alt=sse streams, as the clients ask.
 async function answerGemini(res, model, method, query) {
-  const s = GEMINI_SCENARIOS[model];
+  const s = GEMINI_SCENARIOS[model] ?? GEMINI_SCENARIOS[cutBase(model)];
   if (!s) return unknownScenario(res, model);
   if (method === 'generateContent') return sendJSON(res, s.body());
   if (new URLSearchParams(query).get('alt') !== 'sse') return unknownScenario(res, `${model} without alt=sse`);
-  return await sendSSE(res, s.wire());
+  return await sendSSE(res, s === GEMINI_SCENARIOS[model] ? s.wire() : cutWire(s.wire()));
 }
 
 function unknownScenario(res, model) {
