@@ -40,7 +40,8 @@ var anthropicProtocol = protocol{
 		mayBeTool: func(rawType string) bool { return strings.HasSuffix(rawType, `tool_use"`) },
 		toolOf:    anthropicToolOf,
 	},
-	usage: &anthropicUsage,
+	usage:     &anthropicUsage,
+	jsonCalls: readMessageCalls,
 }
 
 // anthropicUsage is where an Anthropic usage object keeps its counts: its
@@ -87,8 +88,15 @@ func (d *anthropicDialect) object(_, data []byte, s string, keys keySet) verdict
 			rep.setCostFrom(u)
 		}
 	case "content_block_start":
-		anthropicTool(gjson.Get(s, "content_block"), &rep.Meta)
+		block := gjson.Get(s, "content_block")
+		anthropicTool(block, &rep.Meta)
+		if rep.ToolArguments && ValidJSON(s) {
+			blockCallStart(s, block, rep)
+		}
 	case "content_block_delta":
+		if rep.ToolArguments {
+			blockCallDelta(s, rep)
+		}
 		if rep.WantContent || rep.WaitsForText() {
 			delta := gjson.Get(s, "delta")
 			if delta.Get("type").Str == "text_delta" {
@@ -137,6 +145,49 @@ func anthropicToolOf(t string) (tool string, byName bool) {
 		return "", true
 	}
 	return "", false
+}
+
+// isToolBlock reports whether a content block is a call (SPEC 4.5, 11.3).
+func isToolBlock(block gjson.Result) bool {
+	_, byName := anthropicToolOf(block.Get("type").Str)
+	return byName
+}
+
+// blockCallStart begins the call of a tool block's content_block_start
+// (SPEC 11.3): its arguments are the input value's text as it came, until
+// an input_json_delta with a fragment replaces them.
+func blockCallStart(s string, block gjson.Result, rep *Reply) {
+	if !isToolBlock(block) {
+		return
+	}
+	c := rep.beginCall(block.Get("name").Str, callKey{gjson.Get(s, "index").Int(), 0}, true)
+	rep.calls.setArgs(c, objectValue(block.Raw, "input"))
+	if c != nil {
+		c.replace = true
+	}
+}
+
+// blockCallDelta adds an input_json_delta's fragment to its block's call:
+// the call's arguments are the fragments joined.
+func blockCallDelta(s string, rep *Reply) {
+	delta := gjson.Get(s, "delta")
+	if delta.Get("type").Str != "input_json_delta" || !ValidJSON(s) {
+		return
+	}
+	if c := rep.calls.find(callKey{gjson.Get(s, "index").Int(), 0}); c != nil {
+		rep.calls.addArgs(c, objectValue(delta.Raw, "partial_json"))
+	}
+}
+
+// readMessageCalls reads the calls of a message's tool blocks, each with
+// its input value's text as it came (SPEC 11.3).
+func readMessageCalls(msg gjson.Result, rep *Reply) {
+	msg.Get("content").ForEach(func(_, block gjson.Result) bool {
+		if isToolBlock(block) {
+			rep.calls.addArgs(rep.beginCall(block.Get("name").Str, callKey{}, false), objectValue(block.Raw, "input"))
+		}
+		return true
+	})
 }
 
 // readMessage reads an Anthropic message (a JSON reply): id, model, usage,

@@ -281,6 +281,11 @@ func (c *DataStreamConverter) part(code byte, val string) int {
 			return partWrongType
 		}
 		c.addTool(name.Str)
+		if rep := c.opts.Reply; code == '9' && rep != nil && rep.ToolArguments {
+			// A 9 part is a call, its args value's text as it came its
+			// arguments (SPEC 11.3).
+			rep.calls.addArgs(rep.beginCall(name.Str, callKey{}, false), objectValue(val, "args"))
+		}
 	case 'f':
 		if !v.IsObject() {
 			return partWrongType

@@ -56,6 +56,7 @@ var geminiProtocol = protocol{
 		},
 		read: readGemini,
 	},
+	jsonCalls: func(root gjson.Result, rep *Reply) { geminiCalls(root.Get("candidates"), rep) },
 }
 
 // geminiModel is the model a request's path names: its last segment up to
@@ -114,6 +115,9 @@ func (d *geminiDialect) object(_, data []byte, s string, keys keySet) verdict {
 		cands := gjson.Get(s, "candidates")
 		geminiTools(cands, &rep.Meta)
 		geminiText(cands, rep)
+		if rep.ToolArguments && keys&geminiKeyCall != 0 && ValidJSON(s) {
+			geminiCalls(cands, rep)
+		}
 	}
 	// Only a JSON object ends the reply (gjson reads invalid JSON too).
 	terminal := keys&(geminiKeyFinish|geminiKeyBlock) != 0 && ValidJSON(s) && geminiTerminal(gjson.Parse(s), rep)
@@ -197,6 +201,24 @@ func geminiTools(cands gjson.Result, m *Meta) {
 			}
 			if ec := p.Get("executableCode"); ec.Exists() && ec.Type != gjson.Null {
 				m.AddTool("code_execution")
+			}
+			return true
+		})
+		return true
+	})
+}
+
+// geminiCalls reads the calls of every candidate's parts (SPEC 11.3): a
+// functionCall part with a name is a call, its args value's text as it
+// came its arguments. One without a name (Gemini 3 streams a call's
+// arguments as partialArgs in such parts) adds nothing, and partialArgs
+// are not assembled: a call whose arguments came only so has "".
+func geminiCalls(cands gjson.Result, rep *Reply) {
+	cands.ForEach(func(_, c gjson.Result) bool {
+		c.Get("content.parts").ForEach(func(_, p gjson.Result) bool {
+			fc := p.Get("functionCall")
+			if name := fc.Get("name"); fc.IsObject() && name.Type == gjson.String {
+				rep.calls.addArgs(rep.beginCall(name.Str, callKey{}, false), objectValue(fc.Raw, "args"))
 			}
 			return true
 		})

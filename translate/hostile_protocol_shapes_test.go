@@ -19,9 +19,15 @@ func namedEvent(typ, data string) string { return "event: " + typ + "\ndata: " +
 // feedProtocol runs a stream of protocol f through its pipeline, in one
 // write, reading the text as run-once does (the most work per event).
 func feedProtocol(f Format) func(in []byte) {
+	return feedRecord(f, func(rep *Reply) { rep.WantContent, rep.MaxContent = true, 1<<30 })
+}
+
+// feedRecord runs a stream of protocol f through its pipeline, in one
+// write, into a record that set has set up.
+func feedRecord(f Format, set func(*Reply)) func(in []byte) {
 	return func(in []byte) {
 		var rep Reply
-		rep.WantContent, rep.MaxContent = true, 1<<30
+		set(&rep)
 		rep.Meta.Limit(1<<30, nil)
 		opts := sseOpts
 		opts.Reply = &rep

@@ -38,7 +38,8 @@ var responsesProtocol = protocol{
 		mayBeTool: func(rawType string) bool { return strings.HasSuffix(rawType, `_call"`) },
 		toolOf:    responsesToolOf,
 	},
-	usage: &responsesUsage,
+	usage:     &responsesUsage,
+	jsonCalls: readResponseCalls,
 }
 
 // responsesUsage is where a Responses usage object keeps its counts.
@@ -87,7 +88,11 @@ func (d *responsesDialect) object(_, data []byte, s string, keys keySet) verdict
 	t := eventType(s)
 	switch {
 	case t == "response.output_item.added" || t == "response.output_item.done":
-		responsesTool(gjson.Get(s, "item"), &rep.Meta)
+		item := gjson.Get(s, "item")
+		responsesTool(item, &rep.Meta)
+		if rep.ToolArguments && ValidJSON(s) {
+			responsesItemCall(s, item, t == "response.output_item.done", rep)
+		}
 	case t == "response.output_text.delta":
 		rep.SawText()
 		if rep.WantContent {
@@ -163,6 +168,53 @@ func addItemTool(item gjson.Result, m *Meta, toolOf func(string) (string, bool))
 	} else if n := item.Get("name"); n.Type == gjson.String {
 		m.AddTool(n.Str)
 	}
+}
+
+// callItemArgs returns the arguments of an output item that is a call
+// with arguments (SPEC 11.3): a function_call's or mcp_call's arguments,
+// a custom_tool_call's input. ok is false for any other item.
+func callItemArgs(item gjson.Result) (raw string, ok bool) {
+	switch item.Get("type").Str {
+	case "function_call", "mcp_call":
+		return objectValue(item.Raw, "arguments"), true
+	case "custom_tool_call":
+		return objectValue(item.Raw, "input"), true
+	}
+	return "", false
+}
+
+// responsesItemCall reads a call from an output item event of a stream
+// (SPEC 11.3): response.output_item.added begins it, with the item's
+// arguments while no .done came; .done gives its arguments. The item is
+// found again by its output_index, else its id.
+func responsesItemCall(s string, item gjson.Result, done bool, rep *Reply) {
+	args, ok := callItemArgs(item)
+	if !ok {
+		return
+	}
+	key := idKey(item.Get("id").Str)
+	if i := gjson.Get(s, "output_index"); i.Type == gjson.Number {
+		key = callKey{i.Int(), 0}
+	}
+	c := rep.calls.find(key)
+	switch {
+	case c == nil:
+		c = rep.beginCall(item.Get("name").Str, key, true)
+	case !done:
+		return // announced again: its arguments stay
+	}
+	rep.calls.setArgs(c, args)
+}
+
+// readResponseCalls reads the calls of a response object's output items
+// (SPEC 11.3).
+func readResponseCalls(resp gjson.Result, rep *Reply) {
+	resp.Get("output").ForEach(func(_, item gjson.Result) bool {
+		if args, ok := callItemArgs(item); ok {
+			rep.calls.addArgs(rep.beginCall(item.Get("name").Str, callKey{}, false), args)
+		}
+		return true
+	})
 }
 
 // readResponse reads a response object (a JSON reply, or a terminal

@@ -92,8 +92,10 @@ func (t *toolCalls) begin(name string, key callKey, keyed bool, maxBytes int) *c
 	if len(t.list) >= MaxToolCalls {
 		return nil
 	}
-	if t.list == nil {
-		t.list = make([]callEntry, 0, 4)
+	if len(t.list) == cap(t.list) {
+		grown := make([]callEntry, len(t.list), min(max(2*cap(t.list), 4), MaxToolCalls))
+		copy(grown, t.list)
+		t.list = grown
 	}
 	t.list = append(t.list, callEntry{key: key, keyed: keyed})
 	c := &t.list[len(t.list)-1]
@@ -195,6 +197,12 @@ func (c *callEntry) add(text string) {
 		c.over = true
 		text = text[:room]
 	}
+	if n := len(c.args) + len(text); n > cap(c.args) {
+		// Grown as append would, but never past keepArgs.
+		grown := make([]byte, len(c.args), min(max(n, 2*cap(c.args), 32), keepArgs))
+		copy(grown, c.args)
+		c.args = grown
+	}
 	c.args = append(c.args, text...)
 }
 
@@ -218,6 +226,16 @@ func (c *callEntry) clippedArgs() ([]byte, bool) {
 		break
 	}
 	return b[:cut], true
+}
+
+// jsonLen is the length of c's entry as appendToolCall writes it.
+func (c *callEntry) jsonLen() int {
+	args, clipped := c.clippedArgs()
+	n := len(`{"name":,"arguments":}`) + jsonStringLen(c.name) + jsonStringLen(unsafeString(args))
+	if clipped {
+		n += len(`,"clipped":true`)
+	}
+	return n
 }
 
 // appendToolCall appends c's entry: {"name":…,"arguments":…}, with
@@ -245,7 +263,11 @@ func (r *Reply) sealToolCalls() {
 	}
 	m := &r.Meta
 	room := m.room(KeyToolCalls) - jsonStringLen(KeyToolCalls) - len(`:[],`)
-	buf := make([]byte, 0, min(room, t.names+len(t.list)*(keepArgs+64))+2)
+	size := 2
+	for i := range t.list {
+		size += t.list[i].jsonLen() + 1
+	}
+	buf := make([]byte, 0, max(min(room, size), 0)+2)
 	buf = append(buf, '[')
 	kept := 0
 	for i := range t.list {

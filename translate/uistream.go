@@ -224,6 +224,9 @@ func (c *UIStreamConverter) event(data []byte) {
 		if n := v.Get("toolName"); n.Type == gjson.String {
 			c.addTool(n.Str)
 		}
+		if rep := c.opts.Reply; typ == "tool-input-available" && rep != nil && rep.ToolArguments {
+			uiInputCall(s, v, rep)
+		}
 	case "message-metadata":
 		c.metadataUsage(v.Get("messageMetadata.usage"))
 	case "abort":
@@ -261,6 +264,23 @@ func (c *UIStreamConverter) event(data []byte) {
 			}
 		}
 	}
+}
+
+// uiInputCall reads the call of a tool-input-available part whose
+// toolCallId was not seen before (SPEC 11.3): its input value's text as
+// it came is its arguments.
+func uiInputCall(s string, v gjson.Result, rep *Reply) {
+	var c *callEntry
+	if id := v.Get("toolCallId"); id.Type == gjson.String {
+		key := idKey(id.Str)
+		if rep.calls.find(key) != nil {
+			return
+		}
+		c = rep.beginCall(v.Get("toolName").Str, key, true)
+	} else {
+		c = rep.beginCall(v.Get("toolName").Str, callKey{}, false)
+	}
+	rep.calls.addArgs(c, objectValue(s, "input"))
 }
 
 // metadataUsage keeps the usage of message metadata (a message-metadata
