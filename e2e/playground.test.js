@@ -401,11 +401,28 @@ function fakeGeminiReply(path, res) {
     { ...reply([{ text: 'here.' }], 'STOP', usage), meta: fakeMeta }].map((e) => `data: ${JSON.stringify(e)}\r\n\r\n`).join(''));
 }
 
+// FAKE_HTML and FAKE_LONG are the arguments of the "fake-args" reply's
+// calls: markup that must show as text, and arguments longer than the
+// 4,096 bytes llm_meta keeps (SPEC 11.3), of two-byte characters, so that
+// the clip falls inside one unless cut at a character boundary.
+const FAKE_HTML = JSON.stringify({ html: '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>' });
+const FAKE_LONG = JSON.stringify({ path: 'notes.txt', text: 'é'.repeat(3000) });
+
+// fakeArgsReply is a chat completion with the calls of FAKE_HTML and
+// FAKE_LONG.
+function fakeArgsReply() {
+  const call = (id, name, args) => ({ id, type: 'function', function: { name, arguments: args } });
+  return { id: 'chatcmpl-args', object: 'chat.completion', created: 1767225600, model: 'fake-args',
+    choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: FAKE_TEXT,
+      tool_calls: [call('c1', 'render_html', FAKE_HTML), call('c2', 'write_file', FAKE_LONG)] } }] };
+}
+
 // fakeGateway stands behind the :8082 site (JARVIS_GATEWAY_URL) to produce
 // the errors the demo gateway never makes: an HTTP error and an error part in
 // an Agent Hustle data stream; and, for model "fake-meta", replies of each
-// protocol that carry meta where llm_meta puts it. Any other model gets a
-// JSON completion.
+// protocol that carry meta where llm_meta puts it; for "fake-args", tool
+// calls whose arguments are markup and too long to keep whole. Any other
+// model gets a JSON completion.
 function fakeGateway() {
   return http.createServer((req, res) => {
     let body = '';
@@ -419,6 +436,9 @@ function fakeGateway() {
       const model = gemini ? decodeURIComponent(gemini[1]) : parsed.model || '';
       if (model === 'fake-meta' && (gemini || /\/(responses|messages)$/.test(req.url))) {
         fakeProtocolReply(req.url, parsed.stream === true, res);
+      } else if (model === 'fake-args') {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify(fakeArgsReply()));
       } else if (model === 'fail-http') {
         res.writeHead(503, { 'Content-Type': 'application/json' });
         res.end(JSON.stringify({ error: { message: 'fake gateway: model overloaded', type: 'server_error' } }));
@@ -441,7 +461,7 @@ function fakeGateway() {
 }
 
 // fakeSite is a site added to the test's Caddyfile: llm_meta with its
-// defaults in front of the fake gateway, open to the page by CORS (any
+// defaults and tool_arguments in front of the fake gateway, open to the page by CORS (any
 // header: Anthropic requests carry anthropic-version, which the example's
 // edge site, a stand-in for the JARVIS function, does not allow).
 function fakeSite(port, fakeURL) {
@@ -454,7 +474,9 @@ function fakeSite(port, fakeURL) {
 		respond @preflight 204
 		@health method GET
 		respond @health "ok" 200
-		llm_meta
+		llm_meta {
+			tool_arguments on
+		}
 		reverse_proxy ${fakeURL}
 	}
 }
@@ -925,6 +947,52 @@ describe('playground in Chromium through llm_meta', { timeout: 300_000 }, () => 
         assert.ok(!(await msg.getByTestId('model-served').isVisible()), `${what}: demo-openai answered as asked`);
       }
     }
+  });
+
+  // SPEC 11.3 with tool_arguments on (Caddyfile.example): each chip shows
+  // its call's arguments on one line, in full in its tooltip and, expanded,
+  // indented below it.
+  test('tool chips show each call\'s arguments: on one line, in the tooltip, in full when expanded', async () => {
+    for (const [endpoint, mode] of [['chat', 'stream'], ['chat', 'json'], ['chat', 'run-once'], ['edge', 'stream']]) {
+      const what = `${endpoint}, ${mode}`;
+      const msg = await ask('Weather in Paris?', { endpoint, mode });
+      assert.equal(await msg.getAttribute('data-state'), 'done', what);
+      assert.deepEqual(await texts(msg.getByTestId('tool-chip')), ['get_weather', 'get_forecast'], what);
+      assert.deepEqual(await texts(msg.getByTestId('tool-args-short')), ['(city: Paris, unit: celsius)', '(city: Paris, days: 3)'], what);
+      const first = msg.getByTestId('tool-call').first();
+      assert.equal(await first.locator('summary').getAttribute('title'), 'get_weather({"city":"Paris","unit":"celsius"})', what);
+      assert.ok(!(await first.getByTestId('tool-args').isVisible()), `${what}: folded until asked`);
+      await first.locator('summary').click();
+      assert.ok(await first.getByTestId('tool-args').isVisible(), what);
+      assert.equal(await first.getByTestId('tool-args').textContent(), '{\n  "city": "Paris",\n  "unit": "celsius"\n}', what);
+      assert.equal(await msg.getByTestId('tool-args-clipped').count(), 0, what);
+      if (mode === 'stream' && endpoint === 'chat') await shot('13-tool-arguments');
+    }
+  });
+
+  // Arguments that are markup show as text; arguments llm_meta clipped show
+  // as they came, marked clipped, in a box that scrolls.
+  test('tool arguments: markup is text, long arguments are clipped and say so', async () => {
+    const page = env.page;
+    const msg = await ask('hello', { baseUrl: env.fakeSite, model: 'fake-args', mode: 'json' });
+    assert.equal(await msg.getAttribute('data-state'), 'done');
+    assert.deepEqual(await texts(msg.getByTestId('tool-chip')), ['render_html', 'write_file']);
+    const [html, long] = [msg.getByTestId('tool-call').nth(0), msg.getByTestId('tool-call').nth(1)];
+    await html.locator('summary').click();
+    await long.locator('summary').click();
+    assert.equal(await html.getByTestId('tool-args').textContent(), JSON.stringify(JSON.parse(FAKE_HTML), null, 2));
+    assert.equal(await msg.locator('.tool-call img, .tool-call script').count(), 0, 'no element made from the arguments');
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    assert.match(await long.getByTestId('tool-args-clipped').textContent(), /^Clipped: llm_meta keeps the first 4,096 bytes/);
+    assert.equal(await html.getByTestId('tool-args-clipped').count(), 0);
+    const shown = await long.getByTestId('tool-args').textContent();
+    assert.ok(FAKE_LONG.startsWith(shown) && shown.length < FAKE_LONG.length, 'the clipped arguments, as they came');
+    assert.ok(Buffer.byteLength(shown) <= 4096 && Buffer.byteLength(shown) > 4090, `${Buffer.byteLength(shown)} bytes`);
+    assert.ok(!shown.includes('\ufffd'), 'clipped at a character boundary');
+    assert.match(await long.getByTestId('tool-args-short').textContent(), /…\)$/);
+    const box = await long.getByTestId('tool-args').evaluate((el) => ({ h: el.clientHeight, sh: el.scrollHeight, w: el.scrollWidth, cw: el.clientWidth }));
+    assert.ok(box.h <= 270 && box.sh > box.h && box.w <= box.cw, `a bounded box that scrolls down, never sideways: ${JSON.stringify(box)}`);
+    await shot('14-tool-arguments-clipped');
   });
 
   test('prompt trimming: a long first message is dropped on the next turn, and the page says so', async () => {
