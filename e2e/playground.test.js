@@ -953,7 +953,9 @@ describe('playground in Chromium through llm_meta', { timeout: 300_000 }, () => 
   // its call's arguments on one line, in full in its tooltip and, expanded,
   // indented below it.
   test('tool chips show each call\'s arguments: on one line, in the tooltip, in full when expanded', async () => {
-    for (const [endpoint, mode] of [['chat', 'stream'], ['chat', 'json'], ['chat', 'run-once'], ['edge', 'stream']]) {
+    const cases = [['chat', 'stream'], ['chat', 'json'], ['chat', 'run-once'], ['edge', 'stream'], ['responses', 'stream'],
+      ['responses', 'json'], ['anthropic', 'stream'], ['anthropic', 'json'], ['gemini', 'stream'], ['gemini', 'json']];
+    for (const [endpoint, mode] of cases) {
       const what = `${endpoint}, ${mode}`;
       const msg = await ask('Weather in Paris?', { endpoint, mode });
       assert.equal(await msg.getAttribute('data-state'), 'done', what);
@@ -967,6 +969,12 @@ describe('playground in Chromium through llm_meta', { timeout: 300_000 }, () => 
       assert.equal(await first.getByTestId('tool-args').textContent(), '{\n  "city": "Paris",\n  "unit": "celsius"\n}', what);
       assert.equal(await msg.getByTestId('tool-args-clipped').count(), 0, what);
       if (mode === 'stream' && endpoint === 'chat') await shot('13-tool-arguments');
+    }
+    // The converted streams: Agent Hustle's 9 parts, the UI stream's
+    // tool-input-available parts.
+    for (const [model, text, short] of [['demo-hustle', 'SOL price?', '(symbol: SOL)'], ['demo-ui', 'Open my terminal', '(app: terminal)']]) {
+      const msg = await ask(text, { model });
+      assert.deepEqual(await texts(msg.getByTestId('tool-args-short')), [short], model);
     }
   });
 
