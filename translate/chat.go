@@ -68,7 +68,7 @@ func (c chatDialect) end(term []byte) {
 	defer r.emitEvent(term)
 	if r.opts.Structured != nil {
 		if md, ok := r.opts.Structured.Metadata(); ok {
-			r.reply.Meta.Set(KeyStructuredMetadata, md)
+			r.reply.setAfterSeal(KeyStructuredMetadata, md)
 		} else if r.opts.Structured.Structured() && r.opts.Warn != nil {
 			r.opts.Warn(ReasonStructuredUnparsed)
 		}

@@ -399,6 +399,16 @@ func (m *Meta) room(key string) int {
 	return free
 }
 
+// unset removes the value of key (not one of the two special keys); the
+// key keeps its place, should it be set again.
+func (m *Meta) unset(key string) {
+	if i := m.index(key); i >= 0 && m.vals[i] != nil {
+		m.valBytes -= jsonStringLen(key) + 2 + m.valLen(key, i)
+		m.vals[i] = nil
+		m.nvals--
+	}
+}
+
 // valLen is the written length of the value of key i.
 func (m *Meta) valLen(key string, i int) int {
 	if key == KeyStructuredResult {

@@ -57,6 +57,7 @@ type toolCalls struct {
 	names   int    // JSON bytes of the names held, within the meta's bound
 	hit     int    // where find found a call last: its first guess
 	scratch []byte // a decoded string fragment
+	sealed  bool   // the meta's tool_calls is the module's (sealToolCalls)
 }
 
 // hashSeed keys the hashed ids: an upstream cannot make two ids collide
@@ -290,7 +291,22 @@ func (r *Reply) sealToolCalls() {
 	}
 	if kept > 0 {
 		m.setValue(KeyToolCalls, append(buf, ']'), true)
+		t.sealed = true
 	}
+}
+
+// setAfterSeal sets a key of the meta that is known only once the record
+// is sealed (a streamed structured reply's metadata): tool_calls, which
+// comes last so that no other key is left out for it, is written again
+// after it.
+func (r *Reply) setAfterSeal(key string, raw []byte) {
+	if !r.calls.sealed {
+		r.Meta.Set(key, raw)
+		return
+	}
+	r.Meta.unset(KeyToolCalls)
+	r.Meta.Set(key, raw)
+	r.sealToolCalls()
 }
 
 // readJSONToolCalls reads the calls of a JSON reply of protocol proto

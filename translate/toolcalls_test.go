@@ -184,3 +184,28 @@ func jsonEqualValues(a, b any) bool {
 	y, _ := json.Marshal(b)
 	return jsonEqual(x, y)
 }
+
+func TestToolCallsMakeRoomForStructuredMetadata(t *testing.T) {
+	// A streamed structured reply's metadata is known only at the end:
+	// tool_calls, written last, leaves out its entry rather than it.
+	ev := func(s string) string { return "data: " + s + "\n\n" }
+	body := ev(`{"choices":[{"index":0,"delta":{"content":"{\"reply\":\"hi\",\"intent\":\"question\"}"}}]}`) +
+		ev(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"f","arguments":"`+strings.Repeat("a", 150)+`"}}]}}]}`) +
+		ev(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"name":"g","arguments":"1"}}]}}]}`) +
+		ev(`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`) + ev("[DONE]")
+	var rep Reply
+	rep.ToolArguments = true
+	w := NewSSERewriter(io.Discard, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: &rep, MaxMeta: 300, Structured: NewReplyStream(1 << 20)}, nil)
+	w.Write([]byte(body))
+	w.Close()
+	if !rep.Meta.Has(KeyStructuredMetadata) {
+		t.Fatalf("structured_metadata left out: %s", rep.Meta.JSON())
+	}
+	got := toolCallsOf(t, &rep.Meta)
+	if len(got) != 1 || got[0]["name"] != "g" {
+		t.Fatalf("tool_calls %v", got)
+	}
+	if n := len(rep.Meta.JSON()); n > 300 {
+		t.Fatalf("meta of %d bytes", n)
+	}
+}
