@@ -108,8 +108,7 @@ type Handler struct {
 	MarkInterrupted bool `json:"mark_interrupted,omitempty"`
 
 	// Add meta.tool_calls, each tool call's name and arguments (SPEC
-	// 11.3). Off by default: arguments can hold what a user typed. Not
-	// built yet: accepted, with no effect.
+	// 11.3). Off by default: arguments can hold what a user typed.
 	ToolArguments bool `json:"tool_arguments,omitempty"`
 
 	// Tool names from an OpenClaw gateway's session history (SPEC 10).
