@@ -66,6 +66,9 @@ type responsesDialect struct {
 	// seq is one more than the last sequence_number the upstream sent,
 	// read only for mark_interrupted's error event (SPEC 11.1).
 	seq int64
+	// The call items that came with neither an output_index nor an id, in
+	// .added and in .done events: the n-th .done is the n-th .added's.
+	added, done int64
 }
 
 // responsesTerminal reports whether an event type ends a Responses stream.
@@ -91,7 +94,7 @@ func (d *responsesDialect) object(_, data []byte, s string, keys keySet) verdict
 		item := gjson.Get(s, "item")
 		responsesTool(item, &rep.Meta)
 		if rep.ToolArguments && ValidJSON(s) {
-			responsesItemCall(s, item, t == "response.output_item.done", rep)
+			d.itemCall(s, item, t == "response.output_item.done")
 		}
 	case t == "response.output_text.delta":
 		rep.SawText()
@@ -183,18 +186,27 @@ func callItemArgs(item gjson.Result) (raw string, ok bool) {
 	return "", false
 }
 
-// responsesItemCall reads a call from an output item event of a stream
-// (SPEC 11.3): response.output_item.added begins it, with the item's
-// arguments while no .done came; .done gives its arguments. The item is
-// found again by its output_index, else its id.
-func responsesItemCall(s string, item gjson.Result, done bool, rep *Reply) {
+// itemCall reads a call from an output item event of a stream (SPEC
+// 11.3): response.output_item.added begins it, with the item's arguments
+// while no .done came; .done gives its arguments. The item is found again
+// by its output_index, else its id, else its rank among the items that
+// have neither.
+func (d *responsesDialect) itemCall(s string, item gjson.Result, done bool) {
 	args, ok := callItemArgs(item)
 	if !ok {
 		return
 	}
-	key := idKey(item.Get("id").Str)
-	if i := gjson.Get(s, "output_index"); i.Type == gjson.Number {
+	rep := d.w.reply
+	var key callKey
+	switch i, id := gjson.Get(s, "output_index"), item.Get("id"); {
+	case i.Type == gjson.Number:
 		key = callKey{i.Int(), 0}
+	case id.Type == gjson.String:
+		key = idKey(id.Str)
+	case done:
+		key, d.done = callKey{d.done, -2}, d.done+1
+	default:
+		key, d.added = callKey{d.added, -2}, d.added+1
 	}
 	c := rep.calls.find(key)
 	switch {

@@ -209,3 +209,27 @@ func TestToolCallsMakeRoomForStructuredMetadata(t *testing.T) {
 		t.Fatalf("meta of %d bytes", n)
 	}
 }
+
+func TestResponsesItemsWithoutIndexOrID(t *testing.T) {
+	// Items with neither output_index nor id: the n-th .done gives the
+	// arguments of the n-th .added.
+	item := func(name, args string) string {
+		return `{"type":"function_call","name":"` + name + `","arguments":"` + args + `"}`
+	}
+	body := namedEvent("response.created", responsesCreated) +
+		namedEvent("response.output_item.added", `{"type":"response.output_item.added","item":`+item("f", "")+`}`) +
+		namedEvent("response.output_item.added", `{"type":"response.output_item.added","item":`+item("g", "")+`}`) +
+		namedEvent("response.output_item.done", `{"type":"response.output_item.done","item":`+item("f", "1")+`}`) +
+		namedEvent("response.output_item.done", `{"type":"response.output_item.done","item":`+item("g", "2")+`}`) +
+		responsesCompleted("")
+	var rep Reply
+	rep.ToolArguments = true
+	w, _ := OpenStream(FormatResponses, io.Discard, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: &rep}, ConvertOptions{}, nil)
+	w.Write([]byte(body))
+	w.Close()
+	got := toolCallsOf(t, &rep.Meta)
+	want := []map[string]any{{"name": "f", "arguments": "1"}, {"name": "g", "arguments": "2"}}
+	if !jsonEqualValues(got, want) {
+		t.Fatalf("got %v", got)
+	}
+}
