@@ -77,6 +77,16 @@ func TestUnmarshalCaddyfile(t *testing.T) {
 			},
 		},
 		{
+			name: "the switches of SPEC 9 and 11",
+			input: `llm_meta {
+				stream_usage off
+				timing on
+				mark_interrupted on
+				tool_arguments on
+			}`,
+			want: Handler{StreamUsage: boolPtr(false), Timing: true, MarkInterrupted: true, ToolArguments: true},
+		},
+		{
 			name: "structured output",
 			input: `llm_meta {
 				structured_output {
