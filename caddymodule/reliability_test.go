@@ -849,7 +849,7 @@ func (u *recordingUpstream) lastBody() []byte {
 // deepLimit is about as deep as a body within the default max_request_bytes
 // and max_buffer_bytes (16 MiB) can nest arrays. A recursive validator
 // (gjson.Valid) needs more than Go's 1 GB stack for 8 million levels and
-// takes the whole process down with it; ValidJSON does not recurse.
+// takes the whole process down with it; jsonscan.Valid does not recurse.
 const deepLimit = 7_000_000
 
 // TestRequestBodyDeepNesting: request bodies with a value nested millions

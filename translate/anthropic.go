@@ -3,6 +3,7 @@ package translate
 import (
 	"strings"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -76,7 +77,7 @@ func (d *anthropicDialect) doneEvent() verdict { return vForward }
 
 func (d *anthropicDialect) object(_, data []byte, s string, keys keySet) verdict {
 	d.w.noteError(s, keys)
-	d.w.keys.offer(data) // the next event's key scan skips what repeats it
+	d.w.keys.Offer(data) // the next event's key scan skips what repeats it
 	rep := d.w.reply
 	switch eventType(s) {
 	case "message_start":
@@ -90,7 +91,7 @@ func (d *anthropicDialect) object(_, data []byte, s string, keys keySet) verdict
 	case "content_block_start":
 		block := gjson.Get(s, "content_block")
 		anthropicTool(block, &rep.Meta)
-		if rep.ToolArguments && ValidJSON(s) {
+		if rep.ToolArguments && jsonscan.Valid(s) {
 			blockCallStart(s, block, rep)
 		}
 	case "content_block_delta":
@@ -161,7 +162,7 @@ func blockCallStart(s string, block gjson.Result, rep *Reply) {
 		return
 	}
 	c := rep.beginCall(block.Get("name").Str, callKey{gjson.Get(s, "index").Int(), 0}, true)
-	rep.calls.setArgs(c, objectValue(block.Raw, "input"))
+	rep.calls.setArgs(c, jsonscan.ObjectValue(block.Raw, "input"))
 	if c != nil {
 		c.replace = true
 	}
@@ -171,11 +172,11 @@ func blockCallStart(s string, block gjson.Result, rep *Reply) {
 // the call's arguments are the fragments joined.
 func blockCallDelta(s string, rep *Reply) {
 	delta := gjson.Get(s, "delta")
-	if delta.Get("type").Str != "input_json_delta" || !ValidJSON(s) {
+	if delta.Get("type").Str != "input_json_delta" || !jsonscan.Valid(s) {
 		return
 	}
 	if c := rep.calls.find(callKey{gjson.Get(s, "index").Int(), 0}); c != nil {
-		rep.calls.addArgs(c, objectValue(delta.Raw, "partial_json"))
+		rep.calls.addArgs(c, jsonscan.ObjectValue(delta.Raw, "partial_json"))
 	}
 }
 
@@ -184,7 +185,7 @@ func blockCallDelta(s string, rep *Reply) {
 func readMessageCalls(msg gjson.Result, rep *Reply) {
 	msg.Get("content").ForEach(func(_, block gjson.Result) bool {
 		if isToolBlock(block) {
-			rep.calls.addArgs(rep.beginCall(block.Get("name").Str, callKey{}, false), objectValue(block.Raw, "input"))
+			rep.calls.addArgs(rep.beginCall(block.Get("name").Str, callKey{}, false), jsonscan.ObjectValue(block.Raw, "input"))
 		}
 		return true
 	})

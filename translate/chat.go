@@ -3,6 +3,7 @@ package translate
 import (
 	"slices"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -50,7 +51,7 @@ type chatDialect struct {
 
 // last is the data of the last chunk, for the final meta chunk's head: the
 // key scan holds it (object hands it every chunk).
-func (c chatDialect) last() []byte { return c.w.keys.held }
+func (c chatDialect) last() []byte { return c.w.keys.Held() }
 
 func (c chatDialect) doneEvent() verdict { return vTerminal }
 
@@ -131,7 +132,7 @@ func deltaToolNames(s string, keys keySet, add func(string)) {
 // the concatenation of the call's fragments. A choice without an index is
 // the one at its place in choices. A chunk cut short inside is no chunk.
 func readDeltaCalls(s string, rep *Reply) {
-	if !ValidJSON(s) {
+	if !jsonscan.Valid(s) {
 		return
 	}
 	calls, max := &rep.calls, rep.Meta.MaxBytes()
@@ -162,7 +163,7 @@ func readDeltaCalls(s string, rep *Reply) {
 				c = calls.lastIn(choice)
 			}
 			if fn.IsObject() {
-				calls.addArgs(c, objectValue(fn.Raw, "arguments"))
+				calls.addArgs(c, jsonscan.ObjectValue(fn.Raw, "arguments"))
 			}
 			return true
 		})
@@ -182,7 +183,7 @@ func readChatCalls(root gjson.Result, rep *Reply) {
 			fn := call.Get("function")
 			c := rep.beginCall(fn.Get("name").Str, callKey{}, false)
 			if fn.IsObject() {
-				rep.calls.addArgs(c, objectValue(fn.Raw, "arguments"))
+				rep.calls.addArgs(c, jsonscan.ObjectValue(fn.Raw, "arguments"))
 			}
 			return true
 		})
@@ -229,7 +230,7 @@ func (c chatDialect) object(raw, data []byte, s string, keys keySet) verdict {
 	}
 	// Held by the key scan, which skips in the next chunk what repeats it,
 	// and is the last chunk's data.
-	r.keys.hold(data)
+	r.keys.Hold(data)
 	if keys&hasUsage != 0 {
 		if u := gjson.Get(s, "usage"); u.IsObject() {
 			rep.chatUsage = true
@@ -267,14 +268,14 @@ func (c chatDialect) object(raw, data []byte, s string, keys keySet) verdict {
 func (c chatDialect) noteEnd(s string, data []byte) {
 	r := c.w
 	if !r.opened {
-		if !gjson.Get(s, "choices").IsArray() || !ValidJSON(s) {
+		if !gjson.Get(s, "choices").IsArray() || !jsonscan.Valid(s) {
 			return
 		}
 		r.opened = true
 	}
 	// A chunk cut short inside is no chunk; only checked when the bytes
 	// show a finish_reason, once a stream.
-	r.endSeen = finishReasonSet(data) && ValidJSON(s)
+	r.endSeen = finishReasonSet(data) && jsonscan.Valid(s)
 }
 
 // appendInterrupted is the chat stream's error event for a stream cut
@@ -293,7 +294,7 @@ func noChoices(s string) bool {
 // reply decoder. It reports whether it wrote (or dropped) the event itself.
 func (c chatDialect) structuredEvent(raw, data []byte) bool {
 	r := c.w
-	s := unsafeString(data)
+	s := strView(data)
 	choice, ok := choiceZero(s)
 	if !ok {
 		return false

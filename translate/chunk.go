@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -81,7 +82,7 @@ func (h ChunkHead) appendStart(dst []byte) []byte {
 // escape) set to text, and, when role is true, "role":"assistant" first.
 func (h ChunkHead) AppendDelta(dst []byte, field, text string, role bool) []byte {
 	dst = h.appendDeltaHead(dst, field, role)
-	dst = appendJSONString(dst, text)
+	dst = jsonscan.AppendString(dst, text)
 	return append(dst, deltaTail...)
 }
 
@@ -118,7 +119,7 @@ func (h ChunkHead) AppendFinish(dst []byte, finishReason string, role bool, usag
 		dst = append(dst, `"role":"assistant"`...)
 	}
 	dst = append(dst, `},"finish_reason":`...)
-	dst = appendJSONString(dst, finishReason)
+	dst = jsonscan.AppendString(dst, finishReason)
 	dst = append(dst, "}]"...)
 	if usage != nil {
 		dst = append(dst, `,"usage":`...)
@@ -154,7 +155,7 @@ func AppendBareMeta(dst, meta []byte) []byte {
 // AppendErrorEvent appends the error event of SPEC 5.1.
 func AppendErrorEvent(dst []byte, message string) []byte {
 	dst = append(dst, `data: {"error":{"message":`...)
-	dst = appendJSONString(dst, message)
+	dst = jsonscan.AppendString(dst, message)
 	return append(dst, ",\"type\":\"upstream_error\"}}\n\n"...)
 }
 

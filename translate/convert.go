@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -125,7 +126,7 @@ func (c *convCore) delta(field, text string) {
 		}
 		c.buf = append(c.buf, c.deltaHead...)
 	}
-	c.buf = appendJSONString(c.buf, text)
+	c.buf = jsonscan.AppendString(c.buf, text)
 	c.buf = append(c.buf, deltaTail...)
 	if c.run {
 		c.runCount++
@@ -258,7 +259,7 @@ func (c *convCore) flush() error {
 	}
 	done := false
 	if c.run && c.runCount > 0 {
-		done, c.err = c.fast.WriteMadeDeltas(c.buf, c.runCount, unsafeString(c.runText))
+		done, c.err = c.fast.WriteMadeDeltas(c.buf, c.runCount, strView(c.runText))
 	}
 	if !done {
 		if _, err := c.out.Write(c.buf); err != nil {
@@ -349,7 +350,7 @@ func appendUsage(dst []byte, usage gjson.Result) ([]byte, []byte) {
 // text is a view of raw, or of c.str when raw has escapes: it is only valid
 // until the next call.
 func (c *convCore) text(raw string) (string, bool) {
-	raw = trimJSONSpace(raw)
+	raw = jsonscan.TrimSpace(raw)
 	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
 	}
@@ -357,8 +358,8 @@ func (c *convCore) text(raw string) (string, bool) {
 	if strings.IndexByte(lit, '\\') < 0 {
 		return lit, true
 	}
-	c.str = appendUnescaped(c.str[:0], lit)
-	return unsafeString(c.str), true
+	c.str = jsonscan.AppendUnescaped(c.str[:0], lit)
+	return strView(c.str), true
 }
 
 // ReadAISDK replaces u with an AI SDK usage object (data stream d:, UI

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -179,7 +180,7 @@ func FuzzObjectValue(f *testing.F) {
 		}
 		v := gjson.Parse(s)
 		if !v.IsObject() {
-			if got := objectValue(s, "a"); got != "" {
+			if got := jsonscan.ObjectValue(s, "a"); got != "" {
 				t.Fatalf("objectValue of a non-object %q = %q", s, got)
 			}
 			return
@@ -188,13 +189,13 @@ func FuzzObjectValue(f *testing.F) {
 		v.ForEach(func(k, val gjson.Result) bool {
 			if !seen[k.Str] {
 				seen[k.Str] = true
-				if got := objectValue(s, k.Str); got != val.Raw {
-					t.Fatalf("objectValue(%q, %q) = %q, want %q", s, k.Str, got, val.Raw)
+				if got := jsonscan.ObjectValue(s, k.Str); got != val.Raw {
+					t.Fatalf("jsonscan.ObjectValue(%q, %q) = %q, want %q", s, k.Str, got, val.Raw)
 				}
 			}
 			return true
 		})
-		if !seen["\x00absent"] && objectValue(s, "\x00absent") != "" {
+		if !seen["\x00absent"] && jsonscan.ObjectValue(s, "\x00absent") != "" {
 			t.Fatalf("objectValue found an absent key in %q", s)
 		}
 	})
@@ -218,8 +219,8 @@ func FuzzUIDeltaAsSent(f *testing.F) {
 		}
 		p := uiDeltaParts[part]
 		key := strings.Trim(p.deltaKey, `,":`)
-		if !ValidJSON(s) || objectValue(s, "type") != `"`+p.typ+`"` || objectValue(s, key) != raw {
-			t.Fatalf("%q read as %s %s: valid %v, type %s, %s %s", s, p.typ, raw, ValidJSON(s), objectValue(s, "type"), key, objectValue(s, key))
+		if !jsonscan.Valid(s) || jsonscan.ObjectValue(s, "type") != `"`+p.typ+`"` || jsonscan.ObjectValue(s, key) != raw {
+			t.Fatalf("%q read as %s %s: valid %v, type %s, %s %s", s, p.typ, raw, jsonscan.Valid(s), jsonscan.ObjectValue(s, "type"), key, jsonscan.ObjectValue(s, key))
 		}
 	})
 }

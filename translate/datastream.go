@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -39,7 +40,7 @@ func IsDataStreamLine(line []byte) bool {
 		line = line[:n-1]
 	}
 	return len(line) > 2 && isPartCode(line[0]) && line[1] == ':' &&
-		ValidJSON(unsafeString(line[2:]))
+		jsonscan.Valid(strView(line[2:]))
 }
 
 // DataStreamConverter turns a Vercel AI SDK data stream v1 (SPEC 5.1) into
@@ -206,8 +207,8 @@ func (c *DataStreamConverter) handleLine(line []byte) {
 		return
 	}
 	code := line[0]
-	val := unsafeString(line[2:])
-	if !ValidJSON(val) {
+	val := strView(line[2:])
+	if !jsonscan.Valid(val) {
 		c.malformed("llm_meta: data stream part with invalid JSON skipped")
 		return
 	}
@@ -216,7 +217,7 @@ func (c *DataStreamConverter) handleLine(line []byte) {
 	switch code {
 	case '2', '8':
 	case 'e':
-		c.lastE = objectValue(val, "isContinued") != "true"
+		c.lastE = jsonscan.ObjectValue(val, "isContinued") != "true"
 	default:
 		c.lastE = false
 	}
@@ -269,7 +270,7 @@ func (c *DataStreamConverter) part(code byte, val string) int {
 			return partWrongType
 		}
 		v.ForEach(func(_, e gjson.Result) bool {
-			c.hustle.AddElement(unsafeBytes(e.Raw))
+			c.hustle.AddElement(bytesView(e.Raw))
 			return true
 		})
 	case '9', 'b':
@@ -284,7 +285,7 @@ func (c *DataStreamConverter) part(code byte, val string) int {
 		if rep := c.opts.Reply; code == '9' && rep != nil && rep.ToolArguments {
 			// A 9 part is a call, its args value's text as it came its
 			// arguments (SPEC 11.3).
-			rep.calls.addArgs(rep.beginCall(name.Str, callKey{}, false), objectValue(val, "args"))
+			rep.calls.addArgs(rep.beginCall(name.Str, callKey{}, false), jsonscan.ObjectValue(val, "args"))
 		}
 	case 'f':
 		if !v.IsObject() {

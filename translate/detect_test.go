@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/llm-meta/llm_meta/internal/casefile"
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -382,7 +383,7 @@ func checkClientEvents(t testing.TB, c txtarCase, client []string, pieces bool) 
 				got = []byte(m.Raw)
 			}
 		}
-		if !jsonEqual(got, []byte(strings.TrimSpace(want))) {
+		if !jsonscan.Equal(got, []byte(strings.TrimSpace(want))) {
 			t.Errorf("%s: meta %s, want %s", run, got, want)
 		}
 	}

@@ -20,7 +20,7 @@ func WithImage(body []byte, url string) []byte {
 	last := -1
 	var content gjson.Result
 	i := 0
-	gjson.Get(unsafeString(body), "messages").ForEach(func(_, m gjson.Result) bool {
+	gjson.Get(strView(body), "messages").ForEach(func(_, m gjson.Result) bool {
 		if m.Get("role").Str == "user" {
 			last, content = i, m.Get("content")
 		}

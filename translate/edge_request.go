@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -23,7 +24,7 @@ const (
 // errMsg is set when the body is refused.
 func EdgeRequest(body []byte, defaultModel string, edge, xStream bool) (out []byte, runOnce bool, errMsg string) {
 	s := string(body)
-	if !ValidJSON(s) || !gjson.Parse(s).IsObject() {
+	if !jsonscan.Valid(s) || !gjson.Parse(s).IsObject() {
 		return nil, false, msgInvalidJSON
 	}
 	s = string(KeepLastCopies([]byte(s), edgeReadKeys)) // as JSON.parse reads repeated keys

@@ -3,6 +3,8 @@ package translate
 import (
 	"bytes"
 	"strings"
+
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 )
 
 // Format is what an upstream reply's body is, by the mode table of SPEC 4,
@@ -264,26 +266,26 @@ type firstEvent struct {
 }
 
 // readFirstEvent reads the first event's data of every stream, once, in
-// one pass that validates it and one walk over its top level (json_walk.go).
+// one pass that validates it and one walk over its top level (jsonscan.Iter).
 // It was read with gjson's Get, whose code was then one more cold stretch
 // on the way to the first event (BENCHMARKS.md, ninth round); it answers as
 // gjson's Get would on the valid JSON object the data must be.
 func readFirstEvent(data []byte) (ev firstEvent) {
 	trimmed := bytes.TrimSpace(data)
-	s := unsafeString(trimmed)
-	if len(trimmed) == 0 || trimmed[0] != '{' || !ValidJSON(s) {
+	s := strView(trimmed)
+	if len(trimmed) == 0 || trimmed[0] != '{' || !jsonscan.Valid(s) {
 		return ev
 	}
 	ev.obj = s
 	errV, typV, objV := -1, -1, -1
-	it := iterAt(s, 0)
-	for k, v, ok := it.next(); ok; k, v, ok = it.next() {
+	it := jsonscan.IterAt(s, 0)
+	for k, v, ok := it.Next(); ok; k, v, ok = it.Next() {
 		switch {
-		case errV < 0 && keyIs(k, "error"):
+		case errV < 0 && jsonscan.KeyIs(k, "error"):
 			errV = v
-		case typV < 0 && keyIs(k, "type"):
+		case typV < 0 && jsonscan.KeyIs(k, "type"):
 			typV = v
-		case objV < 0 && keyIs(k, "object"):
+		case objV < 0 && jsonscan.KeyIs(k, "object"):
 			objV = v
 		}
 	}
@@ -298,7 +300,7 @@ func readFirstEvent(data []byte) (ev firstEvent) {
 	if ev.isErr && len(trimmed) < len(data) {
 		// What TrimSpace took must be JSON's white space for the data to
 		// be an error event (a \v or U+00A0 around it is not).
-		ev.isErr = ValidJSON(unsafeString(data))
+		ev.isErr = jsonscan.Valid(strView(data))
 	}
 	return ev
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -204,7 +205,7 @@ func TestIsResponsesAndAnthropicEvent(t *testing.T) {
 // must agree with.
 func typeOfGJSON(data []byte) (string, bool) {
 	data = bytes.TrimSpace(data)
-	if len(data) == 0 || data[0] != '{' || !ValidJSON(string(data)) {
+	if len(data) == 0 || data[0] != '{' || !jsonscan.Valid(string(data)) {
 		return "", false
 	}
 	t := gjson.GetBytes(data, "type")
@@ -242,7 +243,7 @@ func checkFirstEventWalks(t *testing.T, data []byte) {
 	// As DetectStart read it: errorEvent of the trimmed data, and the data
 	// as it came valid JSON.
 	_, isErr := errorEvent(string(bytes.TrimSpace(data)))
-	if got, want := readFirstEvent(data).isErr, isErr && ValidJSON(string(data)); got != want {
+	if got, want := readFirstEvent(data).isErr, isErr && jsonscan.Valid(string(data)); got != want {
 		t.Fatalf("readFirstEvent(%q).isErr = %v; gjson reads %v", data, got, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -109,18 +110,18 @@ func (d *geminiDialect) doneEvent() verdict { return vForward }
 
 func (d *geminiDialect) object(_, data []byte, s string, keys keySet) verdict {
 	d.w.noteError(s, keys)
-	d.w.keys.offer(data) // the next event's key scan skips what repeats it
+	d.w.keys.Offer(data) // the next event's key scan skips what repeats it
 	rep := d.w.reply
 	if keys&(geminiKeyCall|geminiKeyCode) != 0 || rep.WantContent || rep.WaitsForText() {
 		cands := gjson.Get(s, "candidates")
 		geminiTools(cands, &rep.Meta)
 		geminiText(cands, rep)
-		if rep.ToolArguments && keys&geminiKeyCall != 0 && ValidJSON(s) {
+		if rep.ToolArguments && keys&geminiKeyCall != 0 && jsonscan.Valid(s) {
 			geminiCalls(cands, rep)
 		}
 	}
 	// Only a JSON object ends the reply (gjson reads invalid JSON too).
-	terminal := keys&(geminiKeyFinish|geminiKeyBlock) != 0 && ValidJSON(s) && geminiTerminal(gjson.Parse(s), rep)
+	terminal := keys&(geminiKeyFinish|geminiKeyBlock) != 0 && jsonscan.Valid(s) && geminiTerminal(gjson.Parse(s), rep)
 	switch {
 	case terminal || rep.WantContent:
 		if rep.Model == "" {
@@ -218,7 +219,7 @@ func geminiCalls(cands gjson.Result, rep *Reply) {
 		c.Get("content.parts").ForEach(func(_, p gjson.Result) bool {
 			fc := p.Get("functionCall")
 			if name := fc.Get("name"); fc.IsObject() && name.Type == gjson.String {
-				rep.calls.addArgs(rep.beginCall(name.Str, callKey{}, false), objectValue(fc.Raw, "args"))
+				rep.calls.addArgs(rep.beginCall(name.Str, callKey{}, false), jsonscan.ObjectValue(fc.Raw, "args"))
 			}
 			return true
 		})

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -240,7 +241,7 @@ func FuzzTrimPromptAsBefore(f *testing.F) {
 		f.Add([]byte(s), 5)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, max int) {
-		if !ValidJSON(string(body)) {
+		if !jsonscan.Valid(string(body)) {
 			return // the module trims only bodies it has validated
 		}
 		max %= 64
@@ -268,7 +269,7 @@ func FuzzStringifyStructuredResultAsBefore(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		if !ValidJSON(string(raw)) || bytes.Contains(raw, []byte{'\\'}) {
+		if !jsonscan.Valid(string(raw)) || bytes.Contains(raw, []byte{'\\'}) {
 			// Keys with escapes: sjson's paths and gjson's look-ups do not
 			// agree on them, so there is no one reference to follow.
 			return
@@ -301,7 +302,7 @@ func FuzzRemoveMembers(f *testing.F) {
 	}
 	keys := []string{"a", "message", "run_once"}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		if !ValidJSON(string(body)) || !gjson.ParseBytes(body).IsObject() {
+		if !jsonscan.Valid(string(body)) || !gjson.ParseBytes(body).IsObject() {
 			return
 		}
 		var want []string
@@ -368,7 +369,7 @@ func FuzzMetaBounded(f *testing.F) {
 		}
 		var given map[string][]string
 		for _, src := range [][]byte{a, b} {
-			if !ValidJSON(string(src)) {
+			if !jsonscan.Valid(string(src)) {
 				continue
 			}
 			gjson.ParseBytes(src).ForEach(func(k, v gjson.Result) bool {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -59,8 +60,8 @@ func hustleKind(t string) int {
 // that is not valid JSON is ignored.
 func (h *Hustle) AddElement(raw []byte) {
 	raw = bytes.TrimSpace(raw)
-	s := unsafeString(raw)
-	if !ValidJSON(s) {
+	s := strView(raw)
+	if !jsonscan.Valid(s) {
 		return
 	}
 	if len(raw) > 0 && raw[0] == '{' {
@@ -124,7 +125,7 @@ func (h *Hustle) AppendTo(m *Meta, summary bool) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, hustleKindNames[k])
+		b = jsonscan.AppendString(b, hustleKindNames[k])
 		b = append(b, ':')
 		b = append(b, h.kinds[k]...)
 	}
@@ -192,9 +193,9 @@ func (h *Hustle) appendSummary(dst []byte) []byte {
 		}
 		entries++
 		dst = append(dst, `{"key":`...)
-		dst = appendJSONString(dst, key)
+		dst = jsonscan.AppendString(dst, key)
 		dst = append(dst, `,"value":`...)
-		dst = appendJSONString(dst, value)
+		dst = jsonscan.AppendString(dst, value)
 		dst = append(dst, '}')
 	}
 

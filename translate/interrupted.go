@@ -1,6 +1,10 @@
 package translate
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
+)
 
 // A stream the upstream cut short (SPEC 11.1): its body ended cleanly
 // before the end its protocol defines. Each protocol says where its end
@@ -93,11 +97,11 @@ func finishReasonSet(data []byte) bool {
 		if data[at-1] != '"' {
 			continue
 		}
-		k := walkSpace(unsafeString(data), i)
+		k := jsonscan.Space(strView(data), i)
 		if k >= len(data) || data[k] != ':' {
 			continue
 		}
-		k = walkSpace(unsafeString(data), k+1)
+		k = jsonscan.Space(strView(data), k+1)
 		if k < len(data) && data[k] != 'n' {
 			return true
 		}

@@ -1,6 +1,10 @@
 package translate
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
+)
 
 // Edits of a valid JSON document planned in one pass (as cuts of a
 // jsonPlan, json_plan.go), where a path-based edit per element (sjson)
@@ -16,24 +20,24 @@ import "strings"
 // i of an object; meta is the first member of that name of the element,
 // when it is an object; the member goes as cutMember says.
 func (p *jsonPlan) cutChoiceMetas(idx []int) {
-	s := unsafeString(p.body)
-	root := walkSpace(s, 0)
+	s := strView(p.body)
+	root := jsonscan.Space(s, 0)
 	if len(idx) == 0 || root >= len(s) || s[root] != '{' {
 		return
 	}
-	v, _, ok := walkMember(s, root, "choices")
+	v, _, ok := jsonscan.FindMember(s, root, "choices")
 	if !ok || (s[v] != '[' && s[v] != '{') {
 		return
 	}
 	p.reserve(len(idx))
-	it := iterAt(s, v)
+	it := jsonscan.IterAt(s, v)
 	if s[v] == '[' {
 		n, i := 0, 0
-		for _, c, ok := it.next(); ok && i < len(idx); _, c, ok = it.next() {
+		for _, c, ok := it.Next(); ok && i < len(idx); _, c, ok = it.Next() {
 			if n == idx[i] {
 				i++
 				if s[c] == '{' {
-					it.skipTo(p.cutMember(s, c, "meta"))
+					it.SkipTo(p.cutMember(s, c, "meta"))
 				}
 			}
 			n++
@@ -44,14 +48,14 @@ func (p *jsonPlan) cutChoiceMetas(idx []int) {
 	for _, i := range idx {
 		want[i] = true
 	}
-	for k, c, ok := it.next(); ok && len(want) > 0; k, c, ok = it.next() {
+	for k, c, ok := it.Next(); ok && len(want) > 0; k, c, ok = it.Next() {
 		n, isIndex := indexKey(k)
 		if !isIndex || !want[n] {
 			continue
 		}
 		delete(want, n) // only the first member of that name
 		if s[c] == '{' {
-			it.skipTo(p.cutMember(s, c, "meta"))
+			it.SkipTo(p.cutMember(s, c, "meta"))
 		}
 	}
 }
@@ -61,12 +65,12 @@ func (p *jsonPlan) cutChoiceMetas(idx []int) {
 // the member goes with the comma before it, or, when it comes first, with
 // the white space before it and the comma after it.
 func (p *jsonPlan) cutMember(s string, o int, key string) int {
-	it := iterAt(s, o)
-	for k, v, ok := it.next(); ok; k, v, ok = it.next() {
-		if !keyIs(k, key) {
+	it := jsonscan.IterAt(s, o)
+	for k, v, ok := it.Next(); ok; k, v, ok = it.Next() {
+		if !jsonscan.KeyIs(k, key) {
 			continue
 		}
-		end := walkValue(s, v)
+		end := jsonscan.SkipValue(s, v)
 		// The key's opening quote: the last quote before the value that
 		// no backslash escapes (keys hold no raw quote).
 		ks := v - 1
@@ -75,23 +79,23 @@ func (p *jsonPlan) cutMember(s string, o int, key string) int {
 		}
 		ks = lastUnescapedQuote(s, ks)
 		q := ks - 1
-		for isJSONSpace(s[q]) {
+		for jsonscan.IsSpace(s[q]) {
 			q--
 		}
 		from, to := q, end // after a comma: the comma to the end of the value
 		if s[q] == '{' {
 			from = q + 1
-			if c := walkSpace(s, end); c < len(s) && s[c] == ',' {
+			if c := jsonscan.Space(s, end); c < len(s) && s[c] == ',' {
 				to = c + 1
 			}
 		}
 		p.cut(from, to, nil, cutAdd)
-		it.skipTo(to)
-		for _, _, ok := it.next(); ok; _, _, ok = it.next() {
+		it.SkipTo(to)
+		for _, _, ok := it.Next(); ok; _, _, ok = it.Next() {
 		}
-		return it.i
+		return it.End()
 	}
-	return it.i
+	return it.End()
 }
 
 // lastUnescapedQuote returns the index of the opening quote of the key
@@ -141,12 +145,12 @@ func sameMeta(top string, meta []byte) bool {
 	if top == string(meta) {
 		return true
 	}
-	c := compactJSON(unsafeBytes(top))
+	c := compactJSON(bytesView(top))
 	if string(c) == string(meta) {
 		return true
 	}
 	if len(c) > 4*len(meta)+4096 {
 		return false
 	}
-	return jsonEqual(c, meta)
+	return jsonscan.Equal(c, meta)
 }

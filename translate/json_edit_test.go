@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -58,7 +59,7 @@ var choiceMetaSeeds = []string{
 }
 
 func checkDeleteChoiceMetas(t *testing.T, doc []byte) {
-	if !ValidJSON(unsafeString(doc)) || !gjson.ParseBytes(doc).IsObject() {
+	if !jsonscan.Valid(strView(doc)) || !gjson.ParseBytes(doc).IsObject() {
 		return
 	}
 	idx := choiceMetaIndices(doc)
@@ -102,7 +103,7 @@ func TestDeleteChoiceMetasManyChoices(t *testing.T) {
 	}
 	var out []byte
 	allocated := testing.AllocsPerRun(1, func() { out = deleteChoiceMetas(doc, idx) })
-	if bytes.Contains(out, []byte(`"meta"`)) || !ValidJSON(unsafeString(out)) {
+	if bytes.Contains(out, []byte(`"meta"`)) || !jsonscan.Valid(strView(out)) {
 		t.Fatalf("meta left, or invalid JSON: %.200s", out)
 	}
 	if allocated > 4 {

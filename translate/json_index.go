@@ -1,8 +1,9 @@
 package translate
 
 import (
-	"math/bits"
 	"strings"
+
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 )
 
 // jsonIndex is what the pass that validates a JSON reply (scanJSON) learns
@@ -17,7 +18,7 @@ import (
 //
 // Each is found as gjson's Get and ForEach would find it (the first member
 // of a name, the first one through which a path leads), as the walks of
-// json_walk.go and json_read.go do, which FuzzJSONReplyParts holds them
+// walks of json_walk.go and json_read.go do, which FuzzJSONReplyParts holds them
 // to. Keys are compared as their raw bytes: a key written with an escape
 // could spell any of them, so one is only flagged (idxEscapedKey), and the
 // reply is then read the general way (gjson). More tools than refs holds
@@ -80,9 +81,9 @@ const (
 
 // topNames holds the name of each top slot (the value: 1 + the slot).
 var (
-	topNames = func() (t nameTable) {
+	topNames = func() (t jsonscan.Names) {
 		for i, k := range [...]string{topID: "id", topModel: "model", topMeta: "meta", topUsage: "usage", topChoices: "choices"} {
-			t.add(k, i+1)
+			t.Add(k, i+1)
 		}
 		return t
 	}()
@@ -94,7 +95,7 @@ var (
 
 // topSlotOf is the top slot named k, or -1.
 func topSlotOf(k string) int {
-	v, _ := topNames.get(k)
+	v, _ := topNames.Get(k)
 	return v - 1
 }
 
@@ -103,10 +104,10 @@ func addTopKey(k string) int {
 	if i := topSlotOf(k); i >= 0 {
 		return i
 	}
-	if topNames.n == maxTopKeys {
+	if topNames.Len() == maxTopKeys {
 		panic("translate: more top-level keys than maxTopKeys")
 	}
-	return topNames.add(k, topNames.n+1) - 1
+	return topNames.Add(k, topNames.Len()+1) - 1
 }
 
 // registerTopKeys gives a JSON protocol's top-level keys their slots, and
@@ -173,8 +174,8 @@ const (
 var (
 	// usageNamesTop maps a member of a usage object to 1 + its slot, or
 	// to -(1 + the details object it is).
-	usageNamesTop    nameTable
-	usageNamesDetail [maxDetails]nameTable // a details object's members: 1 + slot
+	usageNamesTop    jsonscan.Names
+	usageNamesDetail [maxDetails]jsonscan.Names // a details object's members: 1 + slot
 	usageSlotCount   int
 )
 
@@ -186,13 +187,13 @@ func registerUsage(n *usageNames) {
 		if j := strings.IndexByte(path, '.'); j >= 0 {
 			top, member, detail = path[:j], path[j+1:], true
 		}
-		v, ok := usageNamesTop.get(top)
+		v, ok := usageNamesTop.Get(top)
 		if ok && (v < 0) != detail {
 			panic("translate: usage member " + top + " is a count and a details object")
 		}
 		if !detail {
 			if !ok {
-				v = usageNamesTop.add(top, newUsageSlot())
+				v = usageNamesTop.Add(top, newUsageSlot())
 			}
 			n.slots[i] = v - 1
 			continue
@@ -202,12 +203,12 @@ func registerUsage(n *usageNames) {
 			if d == maxDetails {
 				panic("translate: more usage details objects than maxDetails")
 			}
-			v = usageNamesTop.add(top, -(d + 1))
+			v = usageNamesTop.Add(top, -(d + 1))
 		}
 		t := &usageNamesDetail[-v-1]
-		s, ok := t.get(member)
+		s, ok := t.Get(member)
 		if !ok {
-			s = t.add(member, newUsageSlot())
+			s = t.Add(member, newUsageSlot())
 		}
 		n.slots[i] = s - 1
 	}
@@ -224,12 +225,33 @@ func newUsageSlot() int {
 
 // usageDetailCount is how many details objects are registered.
 func usageDetailCount() (n int) {
-	for _, v := range usageNamesTop.vals[:usageNamesTop.n] {
+	for _, v := range usageNamesTop.Values() {
 		if v < 0 {
 			n++
 		}
 	}
 	return n
+}
+
+// scanJSON is jsonscan.Valid of a JSON reply that fills in x in the same
+// pass: the reply is then read without a second pass over the whole of it.
+func scanJSON(s string, x *jsonIndex) bool {
+	sc := jsonscan.NewScanner(s, jsonscan.Members|jsonscan.Containers)
+	for {
+		switch sc.Next() {
+		case jsonscan.Member:
+			x.member(sc.Raw, sc.At, sc.Depth, sc.Escaped)
+			sc.WantString = x.key >= kToolName
+		case jsonscan.Open:
+			x.push(sc.Depth, sc.Bracket)
+		case jsonscan.Close:
+			x.pop(sc.Depth)
+		case jsonscan.String:
+			x.str(sc.Raw, sc.At)
+		default:
+			return sc.OK()
+		}
+	}
 }
 
 // member records the key (quotes included) of a member at depth (1: the
@@ -291,24 +313,23 @@ func (x *jsonIndex) member(key string, v, depth int, esc bool) {
 			x.itemName = v
 		}
 	case inUsage:
-		if n, ok := usageNamesTop.get(k); ok && n > 0 && x.usage[n-1] == 0 {
+		if n, ok := usageNamesTop.Get(k); ok && n > 0 && x.usage[n-1] == 0 {
 			x.usage[n-1] = v
 		} else if ok && n < 0 {
 			x.key = uint8(inDetailsFirst - n - 1)
 		}
 	default:
 		if r >= inDetailsFirst && r < inDetailsFirst+maxDetails {
-			if n, ok := usageNamesDetail[r-inDetailsFirst].get(k); ok && x.usage[n-1] == 0 {
+			if n, ok := usageNamesDetail[r-inDetailsFirst].Get(k); ok && x.usage[n-1] == 0 {
 				x.usage[n-1] = v
 			}
 		}
 	}
 }
 
-// push records a container opened at depth len(open) (its bracket last in
-// open): its role, from its parent's and the member it is the value of.
-func (x *jsonIndex) push(open []byte) {
-	d := len(open)
+// push records a container opened at depth d with bracket c: its role,
+// from its parent's and the member it is the value of.
+func (x *jsonIndex) push(d int, c byte) {
 	if d > len(x.role) {
 		return
 	}
@@ -316,7 +337,6 @@ func (x *jsonIndex) push(open []byte) {
 		x.role[0] = inRoot
 		return
 	}
-	c := open[d-1]
 	var r uint8
 	switch parent := x.role[d-2]; {
 	case parent == inChoices || parent == inToolCalls || parent == inItems:
@@ -397,7 +417,7 @@ func (x *jsonIndex) at(s string, t int) (v int, ok bool) {
 	if x.top[t] == 0 {
 		return 0, false
 	}
-	return walkSpace(s, x.top[t]), true
+	return jsonscan.Space(s, x.top[t]), true
 }
 
 // value returns the bounds of the value of top-level member t.
@@ -405,7 +425,7 @@ func (x *jsonIndex) value(s string, t int) (v, end int, ok bool) {
 	if v, ok = x.at(s, t); !ok {
 		return 0, 0, false
 	}
-	return v, walkValue(s, v), true
+	return v, jsonscan.SkipValue(s, v), true
 }
 
 // str returns the value of top-level member t when it is a string.
@@ -420,11 +440,11 @@ func (x *jsonIndex) topStr(s string, t int) (string, bool) {
 // strAt returns the string whose value starts at or after v (white space
 // before it), ok false when the value there is not a string.
 func strAt(s string, v int) (string, bool) {
-	v = walkSpace(s, v)
+	v = jsonscan.Space(s, v)
 	if v >= len(s) || s[v] != '"' {
 		return "", false
 	}
-	return jsonStr(s[v:walkString(s, v)]), true
+	return jsonStr(s[v:jsonscan.SkipString(s, v)]), true
 }
 
 // jsonStr is the text of a JSON string literal of a valid document
@@ -436,38 +456,4 @@ func jsonStr(raw string) string {
 		return in
 	}
 	return decodeJSONString(raw)
-}
-
-// nameTable is a small set of names, each with a value, looked up by the
-// name's first byte (a bit per name) and then compared: a handful of
-// comparisons for a member's key, where a map would hash it.
-type nameTable struct {
-	names   [32]string
-	vals    [32]int
-	n       int
-	byFirst [256]uint32
-}
-
-// get returns the value of name k.
-func (t *nameTable) get(k string) (int, bool) {
-	if len(k) == 0 {
-		return 0, false
-	}
-	for m := t.byFirst[k[0]]; m != 0; m &= m - 1 {
-		if i := bits.TrailingZeros32(m); t.names[i] == k {
-			return t.vals[i], true
-		}
-	}
-	return 0, false
-}
-
-// add adds name k with value v (not 0) and returns v.
-func (t *nameTable) add(k string, v int) int {
-	if t.n == len(t.names) {
-		panic("translate: a name table is full")
-	}
-	t.names[t.n], t.vals[t.n] = k, v
-	t.byFirst[k[0]] |= 1 << t.n
-	t.n++
-	return v
 }

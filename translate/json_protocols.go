@@ -1,6 +1,10 @@
 package translate
 
-import "github.com/tidwall/gjson"
+import (
+	"github.com/tidwall/gjson"
+
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
+)
 
 // jsonProtocol is the reading of a protocol's JSON replies that carry the
 // meta as a top-level key (the Responses object, the Anthropic message):
@@ -49,7 +53,7 @@ func (t *jsonTop) at(key string) (int, bool) {
 	if i < 0 || t.top[i] == 0 {
 		return 0, false
 	}
-	return walkSpace(t.s, t.top[i]), true
+	return jsonscan.Space(t.s, t.top[i]), true
 }
 
 // str returns the value of the first top-level member key when it is a
@@ -130,7 +134,7 @@ func (p *jsonProtocol) readIndexed(s string, x *jsonIndex, rep *Reply, opts *JSO
 // protocol read, else the reply's top-level error (an object with a
 // message, or a string): that error's message.
 func JSONReplyText(body []byte, rep *Reply) (content, errMsg string, isErr bool) {
-	s := unsafeString(body)
+	s := strView(body)
 	root := gjson.Parse(s)
 	if jsonProtocolOf(jsonTop{s: s}) != nil {
 		content = rep.Content()

@@ -1,9 +1,11 @@
 package translate
 
-import "strconv"
+import (
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
+)
 
 // Reading the parts of a forwarded JSON reply that its index (json_index.go)
-// points at, each in one walk (json_walk.go) instead of one gjson look-up
+// points at, each in one walk (jsonscan.Iter) instead of one gjson look-up
 // per path from the top: the usage object's counts, the tools of a
 // Responses output or an Anthropic content. Each value is the one gjson's
 // Get would find; keys are compared raw, which the index allows only for
@@ -12,30 +14,13 @@ import "strconv"
 // jsonSpan is the bounds of a value in a document; end 0: none.
 type jsonSpan struct{ v, end int }
 
-// number reads the value as gjson reads a number (strconv.ParseFloat; a
-// plain integer of up to 15 digits directly), ok false when it is not one.
+// number reads the value as gjson reads a number, ok false when it is
+// not one.
 func (sp jsonSpan) number(s string) (float64, bool) {
 	if sp.end == 0 {
 		return 0, false
 	}
-	raw := s[sp.v:sp.end]
-	if c := raw[0]; c != '-' && (c < '0' || c > '9') {
-		return 0, false
-	}
-	if len(raw) <= 15 {
-		n := 0
-		for i := 0; i < len(raw); i++ {
-			c := raw[i]
-			if c < '0' || c > '9' {
-				goto parse
-			}
-			n = n*10 + int(c-'0')
-		}
-		return float64(n), true
-	}
-parse:
-	f, _ := strconv.ParseFloat(raw, 64) // a valid document's number: ±Inf at worst, as in gjson
-	return f, true
+	return jsonscan.Number(s[sp.v:sp.end])
 }
 
 // count is count for the value.
@@ -74,8 +59,8 @@ func (x *jsonIndex) usageSpan(s string, slot int) jsonSpan {
 	if x.usage[slot] == 0 {
 		return jsonSpan{}
 	}
-	v := walkSpace(s, x.usage[slot])
-	return jsonSpan{v, walkValue(s, v)}
+	v := jsonscan.Space(s, x.usage[slot])
+	return jsonSpan{v, jsonscan.SkipValue(s, v)}
 }
 
 // walkToolItems adds the tools the items of the array (or the values of
@@ -87,14 +72,14 @@ func walkToolItems(s string, v int, m *Meta, toolOf func(string) (string, bool))
 	if s[v] != '[' && s[v] != '{' {
 		return
 	}
-	it := iterAt(s, v)
-	for _, item, ok := it.next(); ok; _, item, ok = it.next() {
+	it := jsonscan.IterAt(s, v)
+	for _, item, ok := it.Next(); ok; _, item, ok = it.Next() {
 		if s[item] != '{' {
 			continue
 		}
 		typ, name := -1, -1 // the first of each, as gjson's Get finds it
-		fields := iterAt(s, item)
-		for k, f, ok := fields.next(); ok; k, f, ok = fields.next() {
+		fields := jsonscan.IterAt(s, item)
+		for k, f, ok := fields.Next(); ok; k, f, ok = fields.Next() {
 			switch {
 			case k == "type" && typ < 0:
 				typ = f
@@ -102,7 +87,7 @@ func walkToolItems(s string, v int, m *Meta, toolOf func(string) (string, bool))
 				name = f
 			}
 		}
-		it.skipTo(fields.i)
+		it.SkipTo(fields.End())
 		addItemToolAt(s, typ, name, m, toolOf)
 	}
 }

@@ -3,6 +3,7 @@ package translate
 import (
 	"slices"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -57,9 +58,9 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 // reply's meta its top-level "meta" (SPEC 4.2, 4.4, 4.5). It reports false,
 // planning nothing, when the body is not a JSON object.
 func (p *jsonPlan) rewrite(extra *Meta, opts *JSONOptions) (*Meta, bool) {
-	s := unsafeString(p.body)
+	s := strView(p.body)
 	var x jsonIndex
-	if !scanJSON(s, &x) || s[walkSpace(s, 0)] != '{' {
+	if !scanJSON(s, &x) || s[jsonscan.Space(s, 0)] != '{' {
 		return nil, false
 	}
 	rep := opts.newReply()
@@ -122,15 +123,15 @@ func readJSONReply(s string, x *jsonIndex, indexed bool, rep *Reply, opts *JSONO
 // the meta is empty; else the meta added at the end. proto: a Responses
 // object or an Anthropic message, whose own meta is compared by value.
 func (p *jsonPlan) planMeta(x *jsonIndex, indexed bool, meta *Meta, choiceMeta []int, proto bool) {
-	s := unsafeString(p.body)
-	root := walkSpace(s, 0)
+	s := strView(p.body)
+	root := jsonscan.Space(s, 0)
 	// The reply's own top-level meta, as gjson's Get finds it.
 	var top, topEnd int
 	var hasTop bool
 	if indexed {
 		top, topEnd, hasTop = x.value(s, topMeta)
 	} else {
-		top, topEnd, hasTop = walkMember(s, root, "meta")
+		top, topEnd, hasTop = jsonscan.FindMember(s, root, "meta")
 	}
 	p.cutChoiceMetas(choiceMeta) // one pass, however many choices
 	changed := len(choiceMeta) > 0 || p.changed()
@@ -151,7 +152,7 @@ func (p *jsonPlan) planMeta(x *jsonIndex, indexed bool, meta *Meta, choiceMeta [
 			p.cut(0, root, nil, cutAdd)
 		}
 		kind := uint8(cutMetaMember)
-		if walkSpace(s, root+1) < end {
+		if jsonscan.Space(s, root+1) < end {
 			kind = cutMetaComma
 		}
 		p.cut(end, len(s), nil, kind)
@@ -185,7 +186,7 @@ func (p *jsonPlan) changed() bool {
 // emptyObject reports whether the value at s[v] is an object without
 // members.
 func emptyObject(s string, v int) bool {
-	return s[v] == '{' && s[walkSpace(s, v+1)] == '}'
+	return s[v] == '{' && s[jsonscan.Space(s, v+1)] == '}'
 }
 
 // sameTopMeta reports whether meta says what top, the reply's own
@@ -194,7 +195,7 @@ func emptyObject(s string, v int) bool {
 // compare the two as values.
 func sameTopMeta(top string, meta *Meta, proto bool) bool {
 	if proto {
-		return jsonEqual(unsafeBytes(top), meta.JSON())
+		return jsonscan.Equal(bytesView(top), meta.JSON())
 	}
 	return sameMeta(top, meta.JSON())
 }
@@ -204,7 +205,7 @@ func sameTopMeta(top string, meta *Meta, proto bool) bool {
 // fields that become meta.structured_metadata. The body is rebuilt, as
 // sjson sets the text.
 func (p *jsonPlan) structured(meta *Meta, warn func(string)) {
-	s := unsafeString(p.body)
+	s := strView(p.body)
 	path := "choices.0.message.content"
 	c := gjson.Get(s, path)
 	if c.Type != gjson.String {

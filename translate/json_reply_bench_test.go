@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 )
 
 // The JSON replies of every protocol as the module forwards them (issue 21:
@@ -66,8 +68,8 @@ var benchJSONReplies = []struct {
 // rewritten with the meta each is expected to gain, at the end.
 func TestBenchJSONReplies(t *testing.T) {
 	for _, c := range benchJSONReplies {
-		if len(c.body) != 2048 || !ValidJSON(unsafeString(c.body)) {
-			t.Fatalf("%s: %d bytes, valid %v", c.name, len(c.body), ValidJSON(unsafeString(c.body)))
+		if len(c.body) != 2048 || !jsonscan.Valid(strView(c.body)) {
+			t.Fatalf("%s: %d bytes, valid %v", c.name, len(c.body), jsonscan.Valid(strView(c.body)))
 		}
 		out, meta, ok := RewriteJSONReply(c.body, new(Meta), JSONOptions{})
 		want := append(c.body[:len(c.body)-1:len(c.body)-1], `,"meta":`+c.want+`}`...)

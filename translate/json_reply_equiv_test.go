@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -14,7 +15,7 @@ import (
 // parsed and edited with sjson (kept here as the reference), record
 // included.
 func rewriteJSONReplyRef(body []byte, extra *Meta, opts JSONOptions) (out []byte, meta *Meta, ok bool) {
-	s := unsafeString(body)
+	s := strView(body)
 	if !gjson.Valid(s) {
 		return body, nil, false
 	}
@@ -107,7 +108,7 @@ func rewriteJSONReplyRef(body []byte, extra *Meta, opts JSONOptions) (out []byte
 	case !top.Exists():
 		changed = true
 	default:
-		changed = changed || !jsonEqual([]byte(top.Raw), metaJSON)
+		changed = changed || !jsonscan.Equal([]byte(top.Raw), metaJSON)
 	}
 	if !changed {
 		return body, meta, true
@@ -152,7 +153,7 @@ func rewriteTopLevelMetaRef(body []byte, root gjson.Result, rep *Reply, extra *M
 			return body
 		}
 		out, err = sjson.DeleteBytes(copyBytes(body), "meta")
-	case top.Exists() && jsonEqual([]byte(top.Raw), meta):
+	case top.Exists() && jsonscan.Equal([]byte(top.Raw), meta):
 		return body
 	default:
 		out, err = sjson.SetRawBytes(copyBytes(body), "meta", meta)
@@ -174,7 +175,7 @@ var jsonReplySeeds = []string{
 	" \n{\"choices\":[{\"message\":{\"tool_calls\":[{\"function\":{\"name\":\"ws\"}}]}}]} \n\t",
 	`{ }`, `{"a":1 }`, "{\"a\":1}\n}", `{"choices":[]}`,
 	`{"meta":{}}`, `{"meta":null}`, `{"meta":[1]}`, `{}`, `[1]`, `{"content":"\"meta\""}`,
-	// The walk of json_walk.go: duplicate keys (the first counts, as in
+	// The walks (jsonscan.Iter): duplicate keys (the first counts, as in
 	// gjson), escaped quotes and brackets inside strings, names with
 	// escapes, white space everywhere, scalars where objects are expected.
 	`{"choices":[{"message":{"tool_calls":[{"function":{"name":"first"}}]},"message":{"tool_calls":[{"function":{"name":"second"}}]}}]}`,

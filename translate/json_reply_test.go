@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -98,7 +99,7 @@ func TestRewriteJSONReplyChoiceMetaMoved(t *testing.T) {
 		`{"index":1,"message":{"content":"b"}},` +
 		`{"index":2,"message":{"content":"c"}}` +
 		`],"meta":{"a":2,"tools_used":["t0","t2","top"],"prompt_trimmed_to":900,"b":"top"}}`
-	if !json.Valid(out) || !jsonEqual(out, []byte(want)) {
+	if !json.Valid(out) || !jsonscan.Equal(out, []byte(want)) {
 		t.Fatalf("got  %s\nwant %s", out, want)
 	}
 	// Choice metas merged i ascending, then the top level: key order too.
@@ -151,7 +152,7 @@ func TestRewriteJSONReplyToolNames(t *testing.T) {
 				t.Fatalf("tools_used = %q (meta %q), want %q\n%s", got, meta.Tools(), c.tools, out)
 			}
 			// The rest of the body is unchanged.
-			if !jsonEqual(deleteKey(t, out, "meta"), deleteChoiceMeta(t, []byte(c.body))) {
+			if !jsonscan.Equal(deleteKey(t, out, "meta"), deleteChoiceMeta(t, []byte(c.body))) {
 				t.Fatalf("other content changed: %s", out)
 			}
 		})
@@ -170,7 +171,7 @@ func TestRewriteJSONReplyMetaOnlyWhenNonEmpty(t *testing.T) {
 	}
 	for _, c := range cases {
 		out, _, ok := RewriteJSONReply([]byte(c.in), nil, JSONOptions{})
-		if !ok || !json.Valid(out) || !jsonEqual(out, []byte(c.want)) {
+		if !ok || !json.Valid(out) || !jsonscan.Equal(out, []byte(c.want)) {
 			t.Errorf("%s:\n got  %s\n want %s", c.in, out, c.want)
 		}
 	}
@@ -224,7 +225,7 @@ func TestRewriteJSONReplyMetaNotAnObject(t *testing.T) {
 	}
 	for _, c := range cases {
 		out, meta, ok := RewriteJSONReply([]byte(c.in), nil, JSONOptions{})
-		if !ok || !json.Valid(out) || !jsonEqual(out, []byte(c.want)) {
+		if !ok || !json.Valid(out) || !jsonscan.Equal(out, []byte(c.want)) {
 			t.Errorf("%s:\n got  %s\n want %s", c.in, out, c.want)
 		}
 		if meta != nil && meta.Has("") {
@@ -240,7 +241,7 @@ func TestRewriteJSONReplyPrettyBody(t *testing.T) {
 		t.Fatalf("invalid: %s", out)
 	}
 	want := `{"choices":[{"index":0,"message":{"content":"hi"}},{"index":1}],"usage":{"total_tokens":3},"meta":{"tools_used":["a"],"x":1}}`
-	if !jsonEqual(out, []byte(want)) {
+	if !jsonscan.Equal(out, []byte(want)) {
 		t.Fatalf("got  %s\nwant %s", out, want)
 	}
 }

@@ -1,13 +1,10 @@
 package translate
 
-import (
-	"encoding/binary"
-	"math/bits"
-)
+import "github.com/llm-meta/llm_meta/internal/jsonscan"
 
-// keySet flags the keys an event's JSON holds, by the key scan: the two
-// every stream is read for, then its protocol's own keys (protocol.keys),
-// keyProtocol<<i for the i-th.
+// keySet flags the keys an event's JSON holds, by the key scan
+// (jsonscan.Keys): the two every stream is read for, then its protocol's
+// own keys (protocol.keys), keyProtocol<<i for the i-th.
 type keySet uint16
 
 const (
@@ -16,176 +13,17 @@ const (
 	keyProtocol                    // the first of the protocol's keys
 )
 
-// engineKeys are the keys every stream is scanned for.
-var engineKeys = [...]string{"meta", "error"}
-
 // maxProtocolKeys is how many keys of its own a protocol may list.
 const maxProtocolKeys = 14
 
-// keyTable is what the key scan looks for in one protocol's events: the
-// keys (each with its closing quote) by first byte, in order, and the
-// length of the longest, quotes included.
-type keyTable struct {
-	at   [256]uint8 // 1 + the index in keys of the first key starting with the byte; 0: none
-	keys []scanKey  // grouped by first byte
-	span int
-}
-
-// scanKey is a key the scan looks for, with its closing quote, and its flag.
-type scanKey struct {
-	quoted string
-	flag   keySet
-}
-
-// newKeyTable is the table of the engine's keys and a protocol's.
-func newKeyTable(own []string) keyTable {
+// newKeyTable is the key scan's table of the engine's keys and a
+// protocol's, flagged as keySet says.
+func newKeyTable(own []string) *jsonscan.Keys {
 	if len(own) > maxProtocolKeys {
 		panic("translate: a protocol lists more than maxProtocolKeys keys")
 	}
-	var t keyTable
-	var all []scanKey
-	for i, k := range engineKeys {
-		all = append(all, scanKey{k + `"`, 1 << i})
-	}
-	for i, k := range own {
-		all = append(all, scanKey{k + `"`, keyProtocol << i})
-	}
-	for c := 0; c < 256; c++ { // grouped by first byte, in order
-		for _, k := range all {
-			if k.quoted[0] == byte(c) {
-				if t.at[c] == 0 {
-					t.at[c] = uint8(len(t.keys) + 1)
-				}
-				t.keys = append(t.keys, k)
-				t.span = max(t.span, len(k.quoted)+1)
-			}
-		}
-	}
-	return t
+	return jsonscan.NewKeys(append([]string{"meta", "error"}, own...)...)
 }
 
-// scanKeys reports which of the keys of t occur as quoted strings in data,
-// exactly as bytes.Contains would for each, in one pass: it visits every
-// '"' (eight bytes at a time, SWAR) and looks at what follows. Most events
-// of a stream have none of them, so this is what keeps them off gjson's
-// path.
-func scanKeys(data []byte, t *keyTable) (set keySet) {
-	for k := nextQuoted(data, 0, &t.at); k >= 0; k = nextQuoted(data, k, &t.at) {
-		set |= t.keyAt(data[k:])
-	}
-	return set
-}
-
-// nextQuoted returns the index of the first byte after a '"' at or past
-// data[i] that first marks, or -1: the quotes are found eight bytes at a
-// time (SWAR), and a string whose first byte is not marked costs no call.
-// The result is exact: a byte the test takes for a quote that is none
-// (a '#' right after one, by the borrow) is passed over.
-func nextQuoted(data []byte, i int, first *[256]uint8) int {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	for ; i+8 <= len(data); i += 8 {
-		x := binary.LittleEndian.Uint64(data[i:]) ^ (lo * '"')
-		for m := (x - lo) &^ x & hi; m != 0; m &= m - 1 { // high bit set in each byte that was '"'
-			// A '#' right after a quote can be taken for one (the borrow of
-			// the test): the byte before k is checked.
-			if k := i + bits.TrailingZeros64(m)>>3 + 1; k < len(data) && first[data[k]] != 0 && data[k-1] == '"' {
-				return k
-			}
-		}
-	}
-	for ; i < len(data); i++ {
-		if data[i] == '"' && i+1 < len(data) && first[data[i+1]] != 0 {
-			return i + 1
-		}
-	}
-	return -1
-}
-
-// keyAt tells which keys, with their closing quote, r starts with.
-func (t *keyTable) keyAt(r []byte) (set keySet) {
-	if len(r) == 0 {
-		return 0
-	}
-	c := r[0]
-	for i := int(t.at[c]) - 1; i >= 0 && i < len(t.keys) && t.keys[i].quoted[0] == c; i++ {
-		if k := &t.keys[i]; len(r) >= len(k.quoted) && string(r[:len(k.quoted)]) == k.quoted {
-			set |= k.flag
-		}
-	}
-	return set
-}
-
-// keyScanner is scanKeys over the events of one stream, which may begin
-// with the bytes an earlier one began with (chat chunks repeat their id,
-// object, created and model: about 100 of their 170 bytes; Anthropic
-// deltas their type and index; Responses deltas their type). Holding a copy
-// of such an earlier event (hold), it does not look again at the part of
-// an event that repeats it, up to where that one held its first key: that
-// part cannot hold one.
-type keyScanner struct {
-	table     *keyTable // the stream's protocol's keys
-	held      []byte    // the event held (hold): later ones are compared with it
-	heldFirst int       // where held's first key begins (its quote); len(held): none
-	first     int       // where the last scanned event's first key begins; len: none
-	shared    int       // how many bytes the last scanned event shares with held
-}
-
-// scan is scanKeys(data, k.table).
-func (k *keyScanner) scan(data []byte) (set keySet) {
-	// A key that lies wholly in the bytes data shares with held lies in
-	// held too, at the same place, and held has none before heldFirst: so
-	// none begins before from.
-	k.shared = commonPrefix(data, k.held)
-	t := k.table
-	from := min(k.heldFirst, max(0, k.shared-t.span+1))
-	k.first = len(data)
-	for i := nextQuoted(data, from, &t.at); i >= 0; i = nextQuoted(data, i, &t.at) {
-		if key := t.keyAt(data[i:]); key != 0 {
-			set |= key
-			k.first = min(k.first, i-1)
-		}
-	}
-	return set
-}
-
-// hold keeps a copy of data, the event scan was last given, for later
-// events to be compared with, and returns it; it stays as it is until the
-// next hold. Only what data does not share with the copy before is
-// written.
-func (k *keyScanner) hold(data []byte) []byte {
-	k.held = append(k.held[:k.shared], data[k.shared:]...)
-	k.heldFirst = k.first
-	return k.held
-}
-
-// offer is hold for a protocol that needs no copy of its own (Responses,
-// Anthropic: their deltas repeat a type and an index), except that an
-// event larger than maxOffer, such as a terminal event with the whole
-// reply, is not copied: the event held before stays, and what it says of
-// its keys stays true.
-func (k *keyScanner) offer(data []byte) {
-	if len(data) <= maxOffer {
-		k.hold(data)
-	}
-}
-
-// maxOffer bounds the copy offer keeps: deltas are a few hundred bytes.
-const maxOffer = 4 << 10
-
-// commonPrefix returns the length of the longest common prefix of a and b,
-// comparing eight bytes at a time. (Written so that the compiler drops
-// most bounds checks: half the time of a[i:] and b[i:].)
-func commonPrefix(a, b []byte) int {
-	n := min(len(a), len(b))
-	a, b = a[:n], b[:n]
-	i := 0
-	for ; len(a)-i >= 8; i += 8 {
-		if x := binary.LittleEndian.Uint64(a[i:i+8:i+8]) ^ binary.LittleEndian.Uint64(b[i:i+8:i+8]); x != 0 {
-			return i + bits.TrailingZeros64(x)>>3
-		}
-	}
-	for i < n && a[i] == b[i] {
-		i++
-	}
-	return i
-}
+// scanKeys is the keys of t that data holds.
+func scanKeys(data []byte, t *jsonscan.Keys) keySet { return keySet(t.Scan(data)) }

@@ -5,11 +5,12 @@ package translate
 
 import (
 	"bytes"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -174,7 +175,7 @@ func (m *Meta) touch(key string) int {
 		m.keys, m.vals, m.tools, m.toolText = st.keys[:0], st.vals[:0], st.tools[:0], st.text[:0]
 	}
 	// Keys and names often come from gjson look-ups on a caller's buffer
-	// (unsafeString): copy them, since m outlives that buffer (the module's
+	// (strView): copy them, since m outlives that buffer (the module's
 	// own keys are constants and need no copy).
 	k := ownKey(key)
 	m.keys = append(m.keys, k)
@@ -272,7 +273,7 @@ func (m *Meta) AddTool(name string) {
 		start++
 	}
 	m.toolText = append(m.toolText, name...)
-	t := unsafe.String(&m.toolText[start], len(name))
+	t := strView(m.toolText[start:])
 	m.tools = append(m.tools, t)
 	m.toolBytes += n
 	m.toolCtl = m.toolCtl || hasControl(name)
@@ -296,7 +297,7 @@ func (m *Meta) ToolsJoined() string {
 	if len(m.tools) == 0 {
 		return ""
 	}
-	return unsafe.String(unsafe.SliceData(m.toolText), len(m.toolText))
+	return strView(m.toolText)
 }
 
 // ToolsPlaceholder is ToolsJoined made safe for a header or a log field
@@ -329,7 +330,7 @@ func (m *Meta) Trimmed() (int64, bool) { return m.trimmed, m.hasTrimmed }
 func (m *Meta) Set(key string, raw []byte) {
 	switch key {
 	case keyTools:
-		gjson.Parse(unsafeString(raw)).ForEach(func(_, v gjson.Result) bool {
+		gjson.Parse(strView(raw)).ForEach(func(_, v gjson.Result) bool {
 			if v.Type == gjson.String {
 				m.AddTool(v.Str)
 			}
@@ -337,7 +338,7 @@ func (m *Meta) Set(key string, raw []byte) {
 		})
 		return
 	case keyTrimmed:
-		if v := gjson.Parse(unsafeString(raw)); v.Type == gjson.Number {
+		if v := gjson.Parse(strView(raw)); v.Type == gjson.Number {
 			m.SetTrimmed(int64(v.Num))
 		}
 		return
@@ -469,9 +470,9 @@ func (m *Meta) Has(key string) bool {
 // MergeJSON merges a JSON object into m. It reports false, merging nothing,
 // when raw is not an object.
 func (m *Meta) MergeJSON(raw []byte) bool {
-	s := unsafeString(raw)
+	s := strView(raw)
 	v := gjson.Parse(s)
-	if !v.IsObject() || !ValidJSON(s) {
+	if !v.IsObject() || !jsonscan.Valid(s) {
 		return false
 	}
 	m.mergeResult(v)
@@ -481,7 +482,7 @@ func (m *Meta) MergeJSON(raw []byte) bool {
 // MergeResult is MergeJSON for an already parsed value.
 func (m *Meta) mergeResult(v gjson.Result) {
 	v.ForEach(func(k, val gjson.Result) bool {
-		m.Set(k.Str, unsafeBytes(val.Raw))
+		m.Set(k.Str, bytesView(val.Raw))
 		return true
 	})
 }
@@ -530,7 +531,7 @@ func (m *Meta) AppendJSON(dst []byte) []byte {
 			dst = append(dst, ',')
 		}
 		first = false
-		dst = appendJSONString(dst, k)
+		dst = jsonscan.AppendString(dst, k)
 		dst = append(dst, ':')
 		switch k {
 		case keyTools:
@@ -539,7 +540,7 @@ func (m *Meta) AppendJSON(dst []byte) []byte {
 				if j > 0 {
 					dst = append(dst, ',')
 				}
-				dst = appendJSONString(dst, t)
+				dst = jsonscan.AppendString(dst, t)
 			}
 			dst = append(dst, ']')
 		case keyTrimmed:
@@ -586,7 +587,7 @@ func compactJSON(raw []byte) []byte {
 	}
 	var b bytes.Buffer
 	b.Grow(len(raw))
-	if err := jsonCompact(&b, raw); err != nil {
+	if err := json.Compact(&b, raw); err != nil {
 		return raw
 	}
 	return b.Bytes()
@@ -601,7 +602,7 @@ func hasSpaceOutsideStrings(raw []byte) bool {
 			i++
 		case c == '"':
 			in = !in
-		case !in && isJSONSpace(c):
+		case !in && jsonscan.IsSpace(c):
 			return true
 		}
 	}

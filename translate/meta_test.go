@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 )
 
 // metaFrom builds a Meta by merging each JSON object in turn.
@@ -240,7 +242,7 @@ func TestMetaUpstreamKeysSurvive(t *testing.T) {
 	m := metaFrom(t, up)
 	m.AddTool("launcher")
 	m.SetTrimmed(10)
-	if !jsonEqual([]byte(`{"backendUsed":"openclaw","hustle":{"reasoning":{"thinking":"t"}},"custom":[1,{"a":null}],"n":1.5e3,"s":"xé","tools_used":["launcher"],"prompt_trimmed_to":10}`), m.JSON()) {
+	if !jsonscan.Equal([]byte(`{"backendUsed":"openclaw","hustle":{"reasoning":{"thinking":"t"}},"custom":[1,{"a":null}],"n":1.5e3,"s":"xé","tools_used":["launcher"],"prompt_trimmed_to":10}`), m.JSON()) {
 		t.Fatalf("got %s", m.JSON())
 	}
 	// Raw values are kept as the upstream wrote them (numbers, escapes).
@@ -334,8 +336,8 @@ func TestMetaOwnsItsStrings(t *testing.T) {
 
 	name := []byte("launcher")
 	var m Meta
-	m.AddTool(unsafeString(name))
-	m.Set(unsafeString(name), []byte("1"))
+	m.AddTool(strView(name))
+	m.Set(strView(name), []byte("1"))
 	copy(name, "XXXXXXXX")
 	if got := string(m.JSON()); got != `{"tools_used":["launcher"],"launcher":1}` {
 		t.Fatalf("AddTool/Set kept the caller's string memory: %s", got)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -158,7 +159,7 @@ func NewOpenClawSessionKey(agent string) string {
 // (an input and no messages). A body that is not a JSON object gives
 // nothing.
 func OpenClawRequestFields(body []byte) (model, user string, responses bool) {
-	root, ok := jsonObject(unsafeString(body))
+	root, ok := jsonObject(strView(body))
 	if !ok {
 		return "", "", false
 	}
@@ -193,7 +194,7 @@ func stringValue(v gjson.Result) string {
 func OpenClawHistoryRequest(sessionKey string) []byte {
 	b := make([]byte, 0, 96+len(sessionKey))
 	b = append(b, `{"tool":"sessions_history","args":{"sessionKey":`...)
-	b = appendJSONString(b, sessionKey)
+	b = jsonscan.AppendString(b, sessionKey)
 	return append(b, `,"includeTools":true,"limit":`+openClawHistoryLimit+`}}`...)
 }
 
@@ -219,7 +220,7 @@ var (
 // each message is walked once, and the names kept are bounded. The names
 // passed to add are copies.
 func OpenClawTools(answer []byte, runID string, add func(name string)) error {
-	root, ok := jsonObject(unsafeString(answer))
+	root, ok := jsonObject(strView(answer))
 	if !ok {
 		return ErrOpenClawMalformed
 	}

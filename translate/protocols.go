@@ -4,6 +4,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -76,7 +77,7 @@ type protocol struct {
 	// (SPEC 11.3), only when tool_arguments is on (toolcalls.go).
 	jsonCalls func(root gjson.Result, rep *Reply)
 
-	keyTable keyTable // built from keys at registration
+	keyTable *jsonscan.Keys // built from keys at registration
 }
 
 // Header is a request's or a reply's header fields under their canonical

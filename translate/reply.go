@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -155,7 +155,7 @@ func (r *Reply) setModel(model string) {
 		return
 	}
 	n := copy(r.modelBuf[:], model)
-	r.Model = unsafe.String(&r.modelBuf[0], n)
+	r.Model = strView(r.modelBuf[:n])
 }
 
 // SetRequest tells the record what the request sent upstream asked for,
@@ -185,7 +185,7 @@ const KeyModelServed = "model_served"
 // than the request's (SPEC 11.2).
 func (r *Reply) noteServed() {
 	if r.requestKnown && r.Model != "" && OtherModel(r.Model, r.requestModel()) {
-		r.Meta.Set(KeyModelServed, appendJSONString(nil, r.Model))
+		r.Meta.Set(KeyModelServed, jsonscan.AppendString(nil, r.Model))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -60,7 +61,7 @@ func RewriteRequest(body []byte, opts RequestOptions) (res RequestResult, ok boo
 // rewriteRequestParsed is RewriteRequest by gjson's reading of the body:
 // every request but the usual stream that does not ask for its usage.
 func rewriteRequestParsed(body []byte, opts RequestOptions) (res RequestResult, ok bool) {
-	s := unsafeString(body)
+	s := strView(body)
 	root, isObj := jsonObject(s)
 	if !isObj {
 		return RequestResult{Body: body}, false
@@ -196,7 +197,7 @@ func isRequestFlag(k string) bool {
 // before it (or, when it comes first, the one after it). removed is false,
 // and out nil, when there was none.
 func removeMembers(s string, drop func(key string) bool) (out []byte, removed bool) {
-	i := walkSpace(s, 0)
+	i := jsonscan.Space(s, 0)
 	if i >= len(s) || s[i] != '{' {
 		return nil, false
 	}
@@ -204,17 +205,17 @@ func removeMembers(s string, drop func(key string) bool) (out []byte, removed bo
 	last := 0  // s[:last] is settled: in out, or cut
 	kept := -1 // end of the last member kept, -1 before any
 	for {
-		i = walkSpace(s, i)
+		i = jsonscan.Space(s, i)
 		if i >= len(s) || s[i] == '}' {
 			break
 		}
 		if s[i] == ',' {
-			i = walkSpace(s, i+1)
+			i = jsonscan.Space(s, i+1)
 		}
 		ks := i
-		ke := walkString(s, ks)
-		vs := walkSpace(s, walkSpace(s, ke)+1) // past ':'
-		ve := walkValue(s, vs)
+		ke := jsonscan.SkipString(s, ks)
+		vs := jsonscan.Space(s, jsonscan.Space(s, ke)+1) // past ':'
+		ve := jsonscan.SkipValue(s, vs)
 		i = ve
 		k := s[ks+1 : ke-1]
 		if strings.IndexByte(k, '\\') >= 0 {
@@ -238,9 +239,9 @@ func removeMembers(s string, drop func(key string) bool) (out []byte, removed bo
 		}
 		// The first member so far: cut up to the next one's key.
 		out = append(out, s[last:ks]...)
-		j := walkSpace(s, ve)
+		j := jsonscan.Space(s, ve)
 		if j < len(s) && s[j] == ',' {
-			ve = walkSpace(s, j+1)
+			ve = jsonscan.Space(s, j+1)
 		}
 		last, i = ve, ve
 	}
@@ -254,7 +255,7 @@ func removeMembers(s string, drop func(key string) bool) (out []byte, removed bo
 // members named by keys, every copy of each, in one pass; body itself when
 // there is none.
 func RemoveKeys(body []byte, keys []string) []byte {
-	if out, removed := removeMembers(unsafeString(body), func(k string) bool { return slices.Contains(keys, k) }); removed {
+	if out, removed := removeMembers(strView(body), func(k string) bool { return slices.Contains(keys, k) }); removed {
 		return out
 	}
 	return body
@@ -266,7 +267,7 @@ func RemoveKeys(body []byte, keys []string) []byte {
 // is not a valid object. One pass to count, one to remove, whatever the
 // number of copies.
 func KeepLastCopies(body []byte, keys []string) []byte {
-	s := unsafeString(body)
+	s := strView(body)
 	root, ok := jsonObject(s)
 	if !ok {
 		return body

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -85,7 +86,7 @@ func TestRewriteRequestAllFlags(t *testing.T) {
 	if !ok || !res.Changed || !res.RunOnce || res.Structured || res.Model != "m" {
 		t.Fatalf("ok=%v res=%+v", ok, res)
 	}
-	if !json.Valid(res.Body) || !jsonEqual(res.Body, []byte(`{"model":"m","messages":[]}`)) {
+	if !json.Valid(res.Body) || !jsonscan.Equal(res.Body, []byte(`{"model":"m","messages":[]}`)) {
 		t.Fatalf("body %s", res.Body)
 	}
 	for _, f := range requestFlags {

@@ -3,7 +3,7 @@ package translate
 // The requests that need no parse: every request is looked at before it
 // goes upstream, and most need nothing, or, for a chat stream, only to ask
 // for its usage. They are read here by a scan of their quotes and, where
-// that cannot answer, a walk of their top level (json_walk.go), so that
+// that cannot answer, a walk of their top level (jsonscan.Iter), so that
 // gjson's code stays off the way of a request to its first event
 // (BENCHMARKS.md, ninth round); every other request is RewriteRequest's
 // parse (request.go). Each answer is the one that parse would give, which
@@ -12,6 +12,8 @@ package translate
 import (
 	"bytes"
 	"strings"
+
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 )
 
 // RequestUnchanged reports that RewriteRequest would forward body
@@ -29,7 +31,7 @@ func RequestUnchanged(body []byte, opts RequestOptions) bool {
 		return false
 	}
 	flag, stream := requestKeys(body, opts.StreamUsage && opts.Kind.Chat())
-	return !flag && (!stream || asksStreamUsage(unsafeString(body)))
+	return !flag && (!stream || asksStreamUsage(strView(body)))
 }
 
 // requestKeys looks for the flags' keys in body and, when askUsage, for a
@@ -37,7 +39,7 @@ func RequestUnchanged(body []byte, opts RequestOptions) bool {
 // most strings start with a letter no flag or "stream" starts with). It
 // stops at the first flag.
 func requestKeys(body []byte, askUsage bool) (flag, stream bool) {
-	for k := nextQuoted(body, 0, &requestKeyFirst); k >= 0; k = nextQuoted(body, k, &requestKeyFirst) {
+	for k := jsonscan.NextQuoted(body, 0, &requestKeyFirst); k >= 0; k = jsonscan.NextQuoted(body, k, &requestKeyFirst) {
 		switch requestKeyAt(body, k, askUsage) {
 		case reqFlag:
 			return true, stream
@@ -63,9 +65,9 @@ func asksStreamUsage(s string) bool {
 		return false
 	}
 	asked := false
-	it := iterAt(s, top.streamOptions)
-	for k, v, more := it.next(); more; k, v, more = it.next() {
-		if keyIs(k, "include_usage") {
+	it := jsonscan.IterAt(s, top.streamOptions)
+	for k, v, more := it.Next(); more; k, v, more = it.Next() {
+		if jsonscan.KeyIs(k, "include_usage") {
 			asked = strings.HasPrefix(s[v:], "true")
 		}
 	}
@@ -80,13 +82,13 @@ func asksStreamUsage(s string) bool {
 // is false when the request is not that one; RewriteRequest then reads it.
 func askUsageOnly(body []byte, opts RequestOptions) (res RequestResult, ok bool) {
 	if !opts.Kind.Chat() || !opts.StreamUsage || opts.MaxPromptChars > 0 ||
-		bytes.Contains(body, unicodeEscape) || strings.Contains(unsafeString(body), keyStreamOptions) {
+		bytes.Contains(body, unicodeEscape) || strings.Contains(strView(body), keyStreamOptions) {
 		return res, false
 	}
 	if flag, stream := requestKeys(body, true); flag || !stream {
 		return res, false // a flag, or no "stream": true anywhere
 	}
-	s := unsafeString(body)
+	s := strView(body)
 	top, ok := readRequestTop(s)
 	if !ok || !top.stream {
 		return res, false
@@ -149,14 +151,14 @@ func requestKeyAt(body []byte, k int, askUsage bool) int {
 		return reqNone
 	}
 	j := len(keyStream)
-	for j < len(rest) && isJSONSpace(rest[j]) {
+	for j < len(rest) && jsonscan.IsSpace(rest[j]) {
 		j++
 	}
 	if j == len(rest) || rest[j] != ':' {
 		return reqNone
 	}
 	j++
-	for j < len(rest) && isJSONSpace(rest[j]) {
+	for j < len(rest) && jsonscan.IsSpace(rest[j]) {
 		j++
 	}
 	if bytes.HasPrefix(rest[j:], []byte("true")) {
@@ -178,7 +180,7 @@ var (
 // upstream unchanged asks for it once (the model of a chunk made up before
 // any came).
 func RequestModel(body []byte) string {
-	top, ok := readRequestTop(unsafeString(body))
+	top, ok := readRequestTop(strView(body))
 	if !ok {
 		return ""
 	}
@@ -197,23 +199,23 @@ type requestTop struct {
 // readRequestTop reads the top level of the request s; ok is false when s
 // is not a JSON object.
 func readRequestTop(s string) (t requestTop, ok bool) {
-	if !ValidJSON(s) {
+	if !jsonscan.Valid(s) {
 		return t, false
 	}
-	t.root, t.streamOptions = walkSpace(s, 0), -1
+	t.root, t.streamOptions = jsonscan.Space(s, 0), -1
 	if s[t.root] != '{' {
 		return t, false
 	}
-	it := iterAt(s, t.root)
-	for k, v, more := it.next(); more; k, v, more = it.next() {
+	it := jsonscan.IterAt(s, t.root)
+	for k, v, more := it.Next(); more; k, v, more = it.Next() {
 		switch {
-		case keyIs(k, "model"):
+		case jsonscan.KeyIs(k, "model"):
 			if m, isStr := strAt(s, v); isStr {
 				t.model = m
 			}
-		case keyIs(k, "stream"):
+		case jsonscan.KeyIs(k, "stream"):
 			t.stream = strings.HasPrefix(s[v:], "true")
-		case keyIs(k, "stream_options"):
+		case jsonscan.KeyIs(k, "stream_options"):
 			t.streamOptions = v
 		}
 	}

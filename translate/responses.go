@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -81,10 +82,10 @@ func (d *responsesDialect) doneEvent() verdict { return vForward }
 
 func (d *responsesDialect) object(_, data []byte, s string, keys keySet) verdict {
 	d.w.noteError(s, keys)
-	d.w.keys.offer(data) // the next event's key scan skips what repeats it
+	d.w.keys.Offer(data) // the next event's key scan skips what repeats it
 	rep := d.w.reply
 	if d.w.opts.MarkInterrupted {
-		if n, err := strconv.ParseInt(objectValue(s, "sequence_number"), 10, 64); err == nil && n < math.MaxInt64 {
+		if n, err := strconv.ParseInt(jsonscan.ObjectValue(s, "sequence_number"), 10, 64); err == nil && n < math.MaxInt64 {
 			d.seq = n + 1
 		}
 	}
@@ -93,7 +94,7 @@ func (d *responsesDialect) object(_, data []byte, s string, keys keySet) verdict
 	case t == "response.output_item.added" || t == "response.output_item.done":
 		item := gjson.Get(s, "item")
 		responsesTool(item, &rep.Meta)
-		if rep.ToolArguments && ValidJSON(s) {
+		if rep.ToolArguments && jsonscan.Valid(s) {
 			d.itemCall(s, item, t == "response.output_item.done")
 		}
 	case t == "response.output_text.delta":
@@ -179,9 +180,9 @@ func addItemTool(item gjson.Result, m *Meta, toolOf func(string) (string, bool))
 func callItemArgs(item gjson.Result) (raw string, ok bool) {
 	switch item.Get("type").Str {
 	case "function_call", "mcp_call":
-		return objectValue(item.Raw, "arguments"), true
+		return jsonscan.ObjectValue(item.Raw, "arguments"), true
 	case "custom_tool_call":
-		return objectValue(item.Raw, "input"), true
+		return jsonscan.ObjectValue(item.Raw, "input"), true
 	}
 	return "", false
 }

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
 // ReplyContent finds the reply text of a JSON reply by the edge function's
 // field order (SPEC 6.1).
 func ReplyContent(body []byte) string {
-	if t, found := replyText(gjson.Parse(unsafeString(body))); found {
+	if t, found := replyText(gjson.Parse(strView(body))); found {
 		return t
 	}
 	return NoResponse
@@ -68,8 +69,8 @@ func textOf(v gjson.Result) (string, bool) {
 // UpstreamErrorMessage is the message of SPEC 6.4 for an upstream reply
 // outside 2xx: its error.message, else its body text, else statusText.
 func UpstreamErrorMessage(body []byte, statusText string) string {
-	s := unsafeString(body)
-	if ValidJSON(s) {
+	s := strView(body)
+	if jsonscan.Valid(s) {
 		if e := gjson.Get(s, "error"); e.Exists() {
 			if m := e.Get("message"); m.Type == gjson.String && m.Str != "" {
 				return m.Str

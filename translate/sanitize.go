@@ -73,7 +73,7 @@ func ToolsHeader(tools []string) string {
 	return string(b)
 }
 
-// jsonStringLen is the length of what appendJSONString writes for s.
+// jsonStringLen is the length of what jsonscan.AppendString writes for s.
 func jsonStringLen(s string) int {
 	n := 2
 	for i := 0; i < len(s); {
@@ -104,13 +104,13 @@ func jsonStringLen(s string) int {
 
 // appendValidUTF8 appends raw, JSON text an upstream wrote, with each run of
 // invalid UTF-8 in it (which can only sit inside its strings) replaced by
-// U+FFFD, as appendJSONString does for the module's own strings: what the
+// U+FFFD, as jsonscan.AppendString does for the module's own strings: what the
 // module writes as JSON is valid UTF-8, the id and model it copies included.
 func appendValidUTF8(dst []byte, raw string) []byte {
 	if utf8.ValidString(raw) {
 		return append(dst, raw...)
 	}
-	return append(dst, bytes.ToValidUTF8(unsafeBytes(raw), replacementChar)...)
+	return append(dst, bytes.ToValidUTF8(bytesView(raw), replacementChar)...)
 }
 
 var replacementChar = []byte("\uFFFD")

@@ -3,6 +3,7 @@ package translate
 import (
 	"bytes"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -90,8 +91,8 @@ var (
 // replaced; else the member is added at the object's end). ok is false when
 // data is not valid JSON or has no object there: not ours to mend.
 func splicePoint(data []byte, path string) (at, skip int, prefix []byte, ok bool) {
-	s := unsafeString(data)
-	if !ValidJSON(s) {
+	s := strView(data)
+	if !jsonscan.Valid(s) {
 		return 0, 0, nil, false
 	}
 	var obj gjson.Result
@@ -99,10 +100,10 @@ func splicePoint(data []byte, path string) (at, skip int, prefix []byte, ok bool
 	if path == "" {
 		// Parse keeps the white space after an object in its Raw and does
 		// not say where the object starts: trim it on both sides.
-		for objStart < len(s) && isJSONSpace(s[objStart]) {
+		for objStart < len(s) && jsonscan.IsSpace(s[objStart]) {
 			objStart++
 		}
-		obj = gjson.Parse(trimJSONSpace(s))
+		obj = gjson.Parse(jsonscan.TrimSpace(s))
 	} else {
 		obj = gjson.Get(s, path)
 		objStart = obj.Index
@@ -114,7 +115,7 @@ func splicePoint(data []byte, path string) (at, skip int, prefix []byte, ok bool
 		return objStart + old.Index, len(old.Raw), nil, true
 	}
 	end := objStart + len(obj.Raw) - 1 // its closing '}'
-	if bytes.ContainsFunc(data[objStart+1:end], func(r rune) bool { return !isJSONSpace(byte(r)) }) {
+	if bytes.ContainsFunc(data[objStart+1:end], func(r rune) bool { return !jsonscan.IsSpace(byte(r)) }) {
 		return end, 0, metaAfterMember, true
 	}
 	return end, 0, metaMember, true

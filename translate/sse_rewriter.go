@@ -3,6 +3,7 @@ package translate
 import (
 	"io"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -65,7 +66,7 @@ type SSERewriter struct {
 
 	split   SSESplitter
 	scratch []byte // joined data of multi-line events
-	keys    keyScanner
+	keys    jsonscan.KeyScanner
 	wbuf    []byte // output of the current Write that is not a slice of its input
 
 	// Pending output: a run of untouched events that lie one after another in
@@ -129,7 +130,7 @@ func NewSSERewriter(out io.Writer, opts SSEOptions, meta *Meta) *SSERewriter {
 	if p == nil || p.events == nil {
 		p = &chatProtocol
 	}
-	r.keys.table = &p.keyTable
+	r.keys.Table = p.keyTable
 	r.dialect = p.events(r)
 	r.opensAtFirst = p != &chatProtocol
 	return r
@@ -228,13 +229,13 @@ func (r *SSERewriter) Event(raw []byte) {
 		r.emitRaw(raw)
 		return
 	}
-	s := unsafeString(data)
+	s := strView(data)
 	if r.opensAtFirst && !r.opened {
 		// Its first JSON object: a body that ends inside the first event
 		// was never a stream of the protocol (SPEC 4's first event).
-		r.opened = ValidJSON(s)
+		r.opened = jsonscan.Valid(s)
 	}
-	keys := r.keys.scan(data)
+	keys := keySet(r.keys.Scan(data))
 	if keys&keyMeta != 0 && r.upstreamMeta(s) {
 		return // withheld: its meta joins the final one
 	}
@@ -248,7 +249,7 @@ func (r *SSERewriter) Event(raw []byte) {
 // survives.
 func (r *SSERewriter) upstreamMeta(s string) bool {
 	m := gjson.Get(s, "meta")
-	if !m.IsObject() || !ValidJSON(s) {
+	if !m.IsObject() || !jsonscan.Valid(s) {
 		return false
 	}
 	r.reply.Meta.MergeJSON([]byte(m.Raw))
@@ -304,7 +305,7 @@ func errorEvent(s string) (string, bool) {
 	if !isErr && !isStr(gjson.Get(s, "type"), "error") && !isStr(gjson.Get(s, "object"), "error") {
 		return "", false
 	}
-	if !ValidJSON(s) {
+	if !jsonscan.Valid(s) {
 		return "", false // cut short inside: no event (SPEC 11.1)
 	}
 	if m := e.Get("message"); m.Type == gjson.String {
@@ -395,7 +396,7 @@ func appendSJSONString(buf []byte, s string) []byte {
 // appendMarshalString appends what json.Marshal(s) returns, without its
 // allocations: HTML characters escaped, invalid UTF-8 as U+FFFD, U+2028 and
 // U+2029 escaped.
-func appendMarshalString(dst []byte, s string) []byte { return appendJSONStr(dst, s, true) }
+func appendMarshalString(dst []byte, s string) []byte { return jsonscan.AppendStringHTML(dst, s) }
 
 // onlyKey reports whether the JSON object s has no key but key.
 func onlyKey(s, key string) bool {

@@ -738,7 +738,7 @@ func TestSSERewriterLargeEvent(t *testing.T) {
 	if maxCap > 2*maxEvent {
 		t.Fatalf("splitter buffer cap %d > 2*MaxEvent", maxCap)
 	}
-	if c := cap(r.wbuf) + cap(r.keys.held) + cap(r.scratch); c > 64<<10 {
+	if c := cap(r.wbuf) + cap(r.keys.Held()) + cap(r.scratch); c > 64<<10 {
 		t.Fatalf("rewriter buffers hold %d bytes", c)
 	}
 	// What the rewriter keeps after the stream: at most about MaxEvent

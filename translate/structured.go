@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -50,7 +51,7 @@ func buildStructuredResponseFormat() []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, v)
+			dst = jsonscan.AppendString(dst, v)
 		}
 		return append(dst, ']')
 	}
@@ -78,7 +79,7 @@ var errStructuredNotObject = errors.New("request body is not a JSON object")
 // that message; messages that are not an array are left alone. Every other
 // byte of the body is kept; body itself is never modified.
 func ApplyStructuredRequest(body []byte, instruction string) ([]byte, error) {
-	if !ValidJSON(unsafeString(body)) {
+	if !jsonscan.Valid(strView(body)) {
 		return nil, errStructuredNotObject
 	}
 	root := gjson.ParseBytes(body)
@@ -113,7 +114,7 @@ func ApplyStructuredRequest(body []byte, instruction string) ([]byte, error) {
 			if sysContent.Str != "" {
 				text = sysContent.Str + "\n\n" + instruction
 			}
-			out, err = sjson.SetRawBytes(out, "messages."+strconv.Itoa(sysIndex)+".content", appendJSONString(nil, text))
+			out, err = sjson.SetRawBytes(out, "messages."+strconv.Itoa(sysIndex)+".content", jsonscan.AppendString(nil, text))
 		} else {
 			out, err = sjson.SetRawBytes(out, "messages", prependSystemMessage(msgs.Raw, instruction))
 		}
@@ -131,7 +132,7 @@ func structuredSystemMessage(dst []byte, text string, array bool) []byte {
 		dst = append(dst, '[')
 	}
 	dst = append(dst, `{"role":"system","content":`...)
-	dst = appendJSONString(dst, text)
+	dst = jsonscan.AppendString(dst, text)
 	dst = append(dst, '}')
 	if array {
 		dst = append(dst, ']')
@@ -161,7 +162,7 @@ func prependSystemMessage(raw, text string) []byte {
 // scheduling_intent. Missing values are "", false and [].
 func SplitStructuredReply(content string) (reply string, metadata []byte, ok bool) {
 	s := strings.Trim(content, " \t\r\n")
-	if len(s) == 0 || s[0] != '{' || !ValidJSON(s) {
+	if len(s) == 0 || s[0] != '{' || !jsonscan.Valid(s) {
 		return content, nil, false
 	}
 	root := gjson.Parse(s)
@@ -209,7 +210,7 @@ func appendStructuredMetadata(dst []byte, root gjson.Result) []byte {
 	})
 
 	dst = append(dst, `{"intent":`...)
-	dst = appendJSONString(dst, valueAsString(intent))
+	dst = jsonscan.AppendString(dst, valueAsString(intent))
 	dst = append(dst, `,"requires_user_action":`...)
 	dst = strconv.AppendBool(dst, action.Bool())
 	dst = append(dst, `,"entities":[`...)
@@ -230,9 +231,9 @@ func appendStructuredMetadata(dst []byte, root gjson.Result) []byte {
 			}
 			n++
 			dst = append(dst, `{"name":`...)
-			dst = appendJSONString(dst, name)
+			dst = jsonscan.AppendString(dst, name)
 			dst = append(dst, `,"type":`...)
-			dst = appendJSONString(dst, typ)
+			dst = jsonscan.AppendString(dst, typ)
 			dst = append(dst, '}')
 			return true
 		})
@@ -250,7 +251,7 @@ func appendStructuredMetadata(dst []byte, root gjson.Result) []byte {
 				dst = append(dst, ',')
 			}
 			n++
-			dst = appendJSONString(dst, valueAsString(t))
+			dst = jsonscan.AppendString(dst, valueAsString(t))
 			return true
 		})
 	}
@@ -259,7 +260,7 @@ func appendStructuredMetadata(dst []byte, root gjson.Result) []byte {
 		dst = append(dst, `,"scheduling":{"detected":`...)
 		dst = strconv.AppendBool(dst, sched.Get("detected").Bool())
 		dst = append(dst, `,"datetime_mentioned":`...)
-		dst = appendJSONString(dst, valueAsString(sched.Get("datetime_mentioned")))
+		dst = jsonscan.AppendString(dst, valueAsString(sched.Get("datetime_mentioned")))
 		dst = append(dst, '}')
 	}
 	return append(dst, '}')
@@ -358,7 +359,7 @@ func (d *ReplyStream) Feed(delta string) string {
 		return delta
 	case rsUndecided:
 		i := 0
-		for i < len(delta) && isJSONSpace(delta[i]) {
+		for i < len(delta) && jsonscan.IsSpace(delta[i]) {
 			i++
 		}
 		if i == len(delta) {
@@ -376,7 +377,7 @@ func (d *ReplyStream) Feed(delta string) string {
 		if c := 1024; d.maxBytes <= 0 || d.maxBytes >= c {
 			d.raw = make([]byte, 0, c) // a typical whole answer, grown when longer
 		}
-		d.capture(unsafeString(d.ws))
+		d.capture(strView(d.ws))
 		d.ws = nil
 		d.capture(delta)
 		return d.scan(delta, i+1)
@@ -410,7 +411,7 @@ func (d *ReplyStream) capture(s string) {
 		d.over, d.raw = true, nil
 		return
 	}
-	d.raw = appendBounded(d.raw, unsafeBytes(s), d.maxBytes)
+	d.raw = appendBounded(d.raw, bytesView(s), d.maxBytes)
 }
 
 // Metadata returns the structured_metadata of the whole content (as
@@ -420,7 +421,7 @@ func (d *ReplyStream) Metadata() ([]byte, bool) {
 	if !d.structured || d.over {
 		return nil, false
 	}
-	_, md, ok := SplitStructuredReply(unsafeString(d.raw))
+	_, md, ok := SplitStructuredReply(strView(d.raw))
 	return md, ok
 }
 
@@ -459,7 +460,7 @@ func (d *ReplyStream) keyStr(s string) {
 func (d *ReplyStream) keyRune(r rune) {
 	var b [utf8.UTFMax]byte
 	n := utf8.EncodeRune(b[:], r)
-	d.keyStr(unsafeString(b[:n]))
+	d.keyStr(strView(b[:n]))
 }
 
 func (d *ReplyStream) put(sink int, s string) {
@@ -492,7 +493,7 @@ func (d *ReplyStream) scan(s string, i int) string {
 		switch d.state {
 		case rsExpectKey:
 			switch {
-			case isJSONSpace(c):
+			case jsonscan.IsSpace(c):
 			case c == '"':
 				d.state, d.klen = rsKey, 0
 				d.startString()
@@ -509,7 +510,7 @@ func (d *ReplyStream) scan(s string, i int) string {
 			}
 		case rsColon:
 			switch {
-			case isJSONSpace(c):
+			case jsonscan.IsSpace(c):
 			case c == ':':
 				d.state = rsValue
 			default:
@@ -518,7 +519,7 @@ func (d *ReplyStream) scan(s string, i int) string {
 			i++
 		case rsValue:
 			switch {
-			case isJSONSpace(c):
+			case jsonscan.IsSpace(c):
 			case c == '"':
 				if d.isReplyKey() { // the first: rsReply ends in rsDone
 					d.state = rsReply
@@ -547,13 +548,13 @@ func (d *ReplyStream) scan(s string, i int) string {
 				d.state = rsExpectKey
 			case c == '}':
 				d.state = rsDone
-			case isJSONSpace(c):
+			case jsonscan.IsSpace(c):
 				d.state = rsAfterValue
 			}
 			i++
 		case rsAfterValue:
 			switch {
-			case isJSONSpace(c):
+			case jsonscan.IsSpace(c):
 			case c == ',':
 				d.state = rsExpectKey
 			case c == '}':

@@ -36,7 +36,7 @@ func refCarriesMore(s, prefix string) bool {
 }
 
 func checkSplice(t *testing.T, data []byte, text string) {
-	s := unsafeString(data)
+	s := strView(data)
 	pos := refChoiceZero(s)
 	choice, ok := choiceZero(s)
 	if ok != (pos >= 0) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -170,7 +171,7 @@ func TestApplyStructuredRequestMessages(t *testing.T) {
 				t.Fatalf("invalid JSON: %s", out)
 			}
 			got := gjson.GetBytes(out, "messages").Raw
-			if !jsonEqual([]byte(got), []byte(tc.want)) {
+			if !jsonscan.Equal([]byte(got), []byte(tc.want)) {
 				t.Errorf("messages =\n%s\nwant\n%s", got, tc.want)
 			}
 			if !gjson.GetBytes(out, "response_format.json_schema.schema").IsObject() {

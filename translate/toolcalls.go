@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -176,8 +177,8 @@ func (t *toolCalls) addArgs(c *callEntry, raw string) {
 			if limit := 6*max(room, 0) + 24; len(lit) > limit {
 				lit = lit[:limit]
 			}
-			t.scratch = appendUnescaped(t.scratch[:0], lit)
-			lit = unsafeString(t.scratch)
+			t.scratch = jsonscan.AppendUnescaped(t.scratch[:0], lit)
+			lit = strView(t.scratch)
 		}
 		c.add(lit)
 		return
@@ -232,7 +233,7 @@ func (c *callEntry) clippedArgs() ([]byte, bool) {
 // jsonLen is the length of c's entry as appendToolCall writes it.
 func (c *callEntry) jsonLen() int {
 	args, clipped := c.clippedArgs()
-	n := len(`{"name":,"arguments":}`) + jsonStringLen(c.name) + jsonStringLen(unsafeString(args))
+	n := len(`{"name":,"arguments":}`) + jsonStringLen(c.name) + jsonStringLen(strView(args))
 	if clipped {
 		n += len(`,"clipped":true`)
 	}
@@ -244,9 +245,9 @@ func (c *callEntry) jsonLen() int {
 func appendToolCall(dst []byte, c *callEntry) []byte {
 	args, clipped := c.clippedArgs()
 	dst = append(dst, `{"name":`...)
-	dst = appendJSONString(dst, c.name)
+	dst = jsonscan.AppendString(dst, c.name)
 	dst = append(dst, `,"arguments":`...)
-	dst = appendJSONString(dst, unsafeString(args))
+	dst = jsonscan.AppendString(dst, strView(args))
 	if clipped {
 		dst = append(dst, `,"clipped":true`...)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 )
 
 // toolCallsOf returns meta.tool_calls of m, decoded (nil when absent).
@@ -182,7 +184,7 @@ func TestToolCallsLeftOutByMetaBound(t *testing.T) {
 func jsonEqualValues(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
-	return jsonEqual(x, y)
+	return jsonscan.Equal(x, y)
 }
 
 func TestToolCallsMakeRoomForStructuredMetadata(t *testing.T) {

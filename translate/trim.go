@@ -65,7 +65,7 @@ func TrimPrompt(body []byte, maxChars int) (out []byte, trimmedTo int64, trimmed
 	if maxChars <= 0 {
 		return body, 0, false
 	}
-	msgsRes := gjson.Get(unsafeString(body), "messages")
+	msgsRes := gjson.Get(strView(body), "messages")
 	if !msgsRes.IsArray() {
 		return body, 0, false
 	}

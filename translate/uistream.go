@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -172,7 +173,7 @@ func (c *UIStreamConverter) event(data []byte) {
 		c.end()
 		return
 	}
-	s := unsafeString(data)
+	s := strView(data)
 	if part, raw, esc, ok := uiDeltaAsSent(s); ok {
 		// Most events of a stream, read in one pass; what this returns,
 		// the general reading below would have read.
@@ -186,14 +187,14 @@ func (c *UIStreamConverter) event(data []byte) {
 		}
 		return
 	}
-	if !ValidJSON(s) {
+	if !jsonscan.Valid(s) {
 		c.count(true)
 		c.debug("llm_meta: UI message stream event that is not JSON skipped")
 		return
 	}
 	// type and delta are read without gjson, which would allocate for every
 	// delta with an escape in it; the other parts are rare.
-	typ, ok := c.text(objectValue(s, "type"))
+	typ, ok := c.text(jsonscan.ObjectValue(s, "type"))
 	if !ok || !isUIPartType(typ) {
 		c.count(true)
 		c.debug("llm_meta: UI message stream event of unknown type skipped")
@@ -205,12 +206,12 @@ func (c *UIStreamConverter) event(data []byte) {
 	}
 	switch typ {
 	case "text-delta":
-		if d, ok := c.text(objectValue(s, "delta")); ok {
+		if d, ok := c.text(jsonscan.ObjectValue(s, "delta")); ok {
 			c.delta("content", d)
 		}
 		return
 	case "reasoning-delta":
-		if d, ok := c.text(objectValue(s, "delta")); ok {
+		if d, ok := c.text(jsonscan.ObjectValue(s, "delta")); ok {
 			c.delta("reasoning_content", d)
 		}
 		return
@@ -256,11 +257,11 @@ func (c *UIStreamConverter) event(data []byte) {
 			d := v.Get("data")
 			if d.IsArray() {
 				d.ForEach(func(_, e gjson.Result) bool {
-					c.hustle.AddElement(unsafeBytes(e.Raw))
+					c.hustle.AddElement(bytesView(e.Raw))
 					return true
 				})
 			} else if d.Exists() {
-				c.hustle.AddElement(unsafeBytes(d.Raw))
+				c.hustle.AddElement(bytesView(d.Raw))
 			}
 		}
 	}
@@ -280,7 +281,7 @@ func uiInputCall(s string, v gjson.Result, rep *Reply) {
 	} else {
 		c = rep.beginCall(v.Get("toolName").Str, callKey{}, false)
 	}
-	rep.calls.addArgs(c, objectValue(s, "input"))
+	rep.calls.addArgs(c, jsonscan.ObjectValue(s, "input"))
 }
 
 // metadataUsage keeps the usage of message metadata (a message-metadata
@@ -338,7 +339,7 @@ var uiDeltaParts = [...]struct{ typ, head, deltaKey, field string }{
 // ok is false for any other event,
 // which is then validated and read as any: both strings are validated
 // here, and the rest of s is literal text, so s is valid JSON whenever ok
-// is true (FuzzUIDeltaAsSent holds this to ValidJSON and objectValue).
+// is true (FuzzUIDeltaAsSent holds this to jsonscan.Valid and jsonscan.ObjectValue).
 // One pass over s, where validating it and then finding type and delta
 // walked it three times.
 func uiDeltaAsSent(s string) (part int, raw string, esc, ok bool) {
@@ -348,12 +349,12 @@ func uiDeltaAsSent(s string) (part int, raw string, esc, ok bool) {
 			continue
 		}
 		rest := s[len(p.head):]
-		idEnd, _, ok := validString(rest, 0)
+		idEnd, _, ok := jsonscan.ValidString(rest, 0)
 		if !ok || !strings.HasPrefix(rest[idEnd:], p.deltaKey) {
 			return 0, "", false, false
 		}
 		start := idEnd + len(p.deltaKey)
-		end, esc, ok := validString(rest, start)
+		end, esc, ok := jsonscan.ValidString(rest, start)
 		if !ok || rest[end:] != "}" {
 			return 0, "", false, false
 		}

@@ -1,4 +1,4 @@
-package translate
+package jsonscan
 
 import (
 	"math/bits"
@@ -26,46 +26,46 @@ var validJSONSeeds = []string{
 	`{"a":1}x`, `{"a":1} `, `{"a":1}}`, `[]{}`,
 }
 
-func TestValidJSONMatchesGJSON(t *testing.T) {
+func TestValidMatchesGJSON(t *testing.T) {
 	for _, s := range validJSONSeeds {
-		if got, want := ValidJSON(s), gjson.Valid(s); got != want {
-			t.Errorf("ValidJSON(%q) = %v, gjson.Valid says %v", s, got, want)
+		if got, want := Valid(s), gjson.Valid(s); got != want {
+			t.Errorf("Valid(%q) = %v, gjson.Valid says %v", s, got, want)
 		}
 	}
 }
 
-// TestValidJSONDeepNesting: nesting is kept on a slice, not the stack, so a
+// TestValidDeepNesting: nesting is kept on a slice, not the stack, so a
 // body of nothing but brackets is read to its end and answered.
-func TestValidJSONDeepNesting(t *testing.T) {
+func TestValidDeepNesting(t *testing.T) {
 	const depth = 1 << 20
-	if ValidJSON(strings.Repeat("[", depth)) {
+	if Valid(strings.Repeat("[", depth)) {
 		t.Fatal("unclosed brackets are valid")
 	}
-	if !ValidJSON(strings.Repeat("[", depth) + strings.Repeat("]", depth)) {
+	if !Valid(strings.Repeat("[", depth) + strings.Repeat("]", depth)) {
 		t.Fatal("balanced brackets are not valid")
 	}
-	if !ValidJSON(strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth)) {
+	if !Valid(strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth)) {
 		t.Fatal("nested objects are not valid")
 	}
-	if ValidJSON(strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("]", depth)) {
+	if Valid(strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("]", depth)) {
 		t.Fatal("objects closed by ] are valid")
 	}
 }
 
-func FuzzValidJSON(f *testing.F) {
+func FuzzValid(f *testing.F) {
 	for _, s := range validJSONSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := ValidJSON(s), gjson.Valid(s); got != want {
-			t.Fatalf("ValidJSON(%q) = %v, gjson.Valid says %v", s, got, want)
+		if got, want := Valid(s), gjson.Valid(s); got != want {
+			t.Fatalf("Valid(%q) = %v, gjson.Valid says %v", s, got, want)
 		}
 	})
 }
 
-// BenchmarkValidJSON: a JSON reply with tool calls and one with 4 KB of
+// BenchmarkValid: a JSON reply with tool calls and one with 4 KB of
 // content, against gjson.Valid.
-func BenchmarkValidJSON(b *testing.B) {
+func BenchmarkValid(b *testing.B) {
 	tools := `{"id":"chatcmpl-9x8Yb2Kq","object":"chat.completion","created":1718000000,"model":"gpt-4o-mini",` +
 		`"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[` +
 		`{"id":"call_Qx1","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"Paris, France\",\"unit\":\"c\"}"}},` +
@@ -76,13 +76,13 @@ func BenchmarkValidJSON(b *testing.B) {
 		strings.Repeat(`The hottest markets right now are the 2028 election (62% for the favourite), \"the Fed cut\" and more.\n`, 40) +
 		`"},"finish_reason":"stop"}],"usage":{"prompt_tokens":48,"completion_tokens":800,"total_tokens":848}}`
 	for _, c := range []struct{ name, doc string }{{"tool_calls", tools}, {"text_4k", text}} {
-		if !ValidJSON(c.doc) || !gjson.Valid(c.doc) {
+		if !Valid(c.doc) || !gjson.Valid(c.doc) {
 			b.Fatalf("%s: not valid", c.name)
 		}
-		b.Run(c.name+"/ValidJSON", func(b *testing.B) {
+		b.Run(c.name+"/Valid", func(b *testing.B) {
 			b.SetBytes(int64(len(c.doc)))
 			for b.Loop() {
-				ValidJSON(c.doc)
+				Valid(c.doc)
 			}
 		})
 		b.Run(c.name+"/gjson.Valid", func(b *testing.B) {

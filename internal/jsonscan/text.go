@@ -1,0 +1,276 @@
+package jsonscan
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/bits"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string: no HTML escaping, invalid UTF-8
+// replaced by U+FFFD, like encoding/json with SetEscapeHTML(false).
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s, false) }
+
+// AppendStringHTML is AppendString as json.Marshal (and so sjson) writes
+// a string: < > & escaped, \b and \f short.
+func AppendStringHTML(dst []byte, s string) []byte { return appendString(dst, s, true) }
+
+func appendString(dst []byte, s string, html bool) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if !html && len(s) >= 8 {
+			if i = plainRun(s, i); i == len(s) {
+				break
+			}
+		}
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && (!html || (c != '<' && c != '>' && c != '&')) {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b', '\f':
+				switch {
+				case html && c == '\b': // json.Marshal's short forms
+					dst = append(dst, '\\', 'b')
+				case html:
+					dst = append(dst, '\\', 'f')
+				default:
+					dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+				}
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		// U+2028 and U+2029 are valid JSON but break JavaScript string literals.
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// plainRun returns the index of the first byte at or after s[i] that a
+// JSON string cannot hold as it is (a quote, a backslash, a control
+// character) or that may start a multi-byte sequence (0x80 and above),
+// looking eight bytes at a time; len(s) >= 8. It returns len(s) only when
+// every byte from s[i] on is plain. It may also stop at a plain byte that
+// follows one the caller has already handled (in the last word, a stop
+// before s[i] can flag the byte after it), so the caller looks at every
+// byte it stops at. A reply's text is mostly such bytes: this is what
+// keeps a converted stream's deltas from being encoded one byte at a time.
+func plainRun(s string, i int) int {
+	const hi = 0x8080808080808080
+	for ; i+8 <= len(s); i += 8 {
+		x := load64(s, i)
+		if m := stringStops(x) | x&hi; m != 0 { // and the bytes of 0x80 and above
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	if i == len(s) {
+		return i
+	}
+	// The last few bytes, in the word that ends s (len(s) >= 8): its bytes
+	// before i were read above and are left out of the mask. A text delta
+	// is a few words long, so this spares most of them a byte loop.
+	last := len(s) - 8
+	x := load64(s, last)
+	if m := (stringStops(x) | x&hi) &^ (1<<(uint(i-last)*8) - 1); m != 0 {
+		return last + bits.TrailingZeros64(m)>>3
+	}
+	return len(s)
+}
+
+// AppendUnescaped appends the text of lit, the inside of a valid JSON
+// string literal, decoded as encoding/json does: a \u escape of a
+// surrogate that is not part of a pair becomes U+FFFD. Bytes that are not
+// valid UTF-8 are kept; AppendString replaces them when the text is
+// written out again.
+func AppendUnescaped(dst []byte, lit string) []byte {
+	for i := 0; i < len(lit); {
+		j := strings.IndexByte(lit[i:], '\\')
+		if j < 0 {
+			return append(dst, lit[i:]...)
+		}
+		dst = append(dst, lit[i:i+j]...)
+		i += j
+		if i+1 >= len(lit) {
+			return dst // cannot happen in a valid literal
+		}
+		e := lit[i+1]
+		i += 2
+		switch e {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, ok := hex4(lit, i)
+			if !ok {
+				return dst
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2, ok := rune(0), false
+				if i+6 <= len(lit) && lit[i] == '\\' && lit[i+1] == 'u' {
+					r2, ok = hex4(lit, i+2)
+				}
+				if d := utf16.DecodeRune(r, r2); ok && d != utf8.RuneError {
+					r = d
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			dst = utf8.AppendRune(dst, r)
+		default: // '"', '\\', '/'
+			dst = append(dst, e)
+		}
+	}
+	return dst
+}
+
+// hex4 reads the four hex digits at s[i:].
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// Number reads raw, a value of a valid document, as gjson reads a number
+// (strconv.ParseFloat; a plain integer of up to 15 digits directly), ok
+// false when it is not one.
+func Number(raw string) (float64, bool) {
+	if raw == "" {
+		return 0, false
+	}
+	if c := raw[0]; c != '-' && (c < '0' || c > '9') {
+		return 0, false
+	}
+	if len(raw) <= 15 {
+		n := 0
+		for i := 0; i < len(raw); i++ {
+			c := raw[i]
+			if c < '0' || c > '9' {
+				goto parse
+			}
+			n = n*10 + int(c-'0')
+		}
+		return float64(n), true
+	}
+parse:
+	f, _ := strconv.ParseFloat(raw, 64) // a valid document's number: ±Inf at worst, as in gjson
+	return f, true
+}
+
+// Equal reports whether two JSON texts hold the same value (numbers by
+// value, object key order ignored).
+func Equal(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var va, vb any
+	da := json.NewDecoder(bytes.NewReader(a))
+	da.UseNumber()
+	db := json.NewDecoder(bytes.NewReader(b))
+	db.UseNumber()
+	if da.Decode(&va) != nil || db.Decode(&vb) != nil {
+		return false
+	}
+	return equalValues(va, vb)
+}
+
+func equalValues(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !equalValues(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equalValues(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case json.Number:
+		y, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		if x == y {
+			return true
+		}
+		fx, e1 := x.Float64()
+		fy, e2 := y.Float64()
+		return e1 == nil && e2 == nil && fx == fy
+	default:
+		return a == b
+	}
+}
