@@ -391,40 +391,11 @@ func (r *SSERewriter) chatChunks() bool {
 // The chat completion as a JSON reply (SPEC 4.2): what no JSON protocol
 // claims (readJSONReply).
 
-// readChat reads a chat completion the general way (gjson look-ups: keys
-// with escapes), and returns the indices of the choices with a meta.
-func readChat(root gjson.Result, rep *Reply) (choiceMeta []int) {
-	meta := &rep.Meta
-	choices := root.Get("choices")
-	choiceMeta = mergeChoiceMetas(choices, meta)
-	if top := root.Get("meta"); top.IsObject() {
-		meta.mergeResult(top) // a scalar would come back as one value with key ""
-	}
-	choices.ForEach(func(_, c gjson.Result) bool {
-		if tc := c.Get("message.tool_calls"); tc.IsArray() {
-			tc.ForEach(func(_, call gjson.Result) bool {
-				if n := call.Get("function.name"); n.Type == gjson.String {
-					meta.AddTool(n.Str)
-				}
-				return true
-			})
-		}
-		if n := c.Get("message.function_call.name"); n.Type == gjson.String {
-			meta.AddTool(n.Str)
-		}
-		return true
-	})
-	if u := root.Get("usage"); u.IsObject() {
-		rep.Usage.ReadChat(u)
-		rep.setCostFrom(u)
-	}
-	return choiceMeta
-}
-
-// readChatIndexed reads a chat completion by its index: the choices' meta
-// only when the index saw a nested one, the tool names from the index (by
-// a walk when there were more than it holds).
-func readChatIndexed(s string, x *jsonIndex, rep *Reply) (choiceMeta []int) {
+// readChat reads a chat completion by its index, and returns the indices
+// of the choices with a meta: the choices' meta only when the index saw a
+// nested one, the tool names from the index (by a walk when there were
+// more than it holds).
+func readChat(s string, x *jsonIndex, rep *Reply) (choiceMeta []int) {
 	meta := &rep.Meta
 	if x.flags&idxNestedMeta != 0 {
 		if v, end, ok := x.value(s, topChoices); ok {

@@ -19,10 +19,9 @@ import (
 // Each is found as gjson's Get and ForEach would find it (the first member
 // of a name, the first one through which a path leads), as the walks of
 // walks of json_walk.go and json_read.go do, which FuzzJSONReplyParts holds them
-// to. Keys are compared as their raw bytes: a key written with an escape
-// could spell any of them, so one is only flagged (idxEscapedKey), and the
-// reply is then read the general way (gjson). More tools than refs holds
-// are flagged too (idxManyTools): they are then found by the walks.
+// to. A key written with escapes is compared as its text, as gjson
+// compares it. More tools than refs holds are flagged (idxManyTools): they
+// are then found by the walks.
 type jsonIndex struct {
 	// top holds, for each topKey, where the value of the first top-level
 	// member of that name starts (just past its colon); 0: none.
@@ -93,6 +92,18 @@ var (
 	itemsMayBeTool [maxTopKeys]func(rawType string) bool
 )
 
+// maxIndexedKey bounds the length of the names the index looks for.
+const maxIndexedKey = 40
+
+// indexedName panics, at registration, on a name longer than
+// maxIndexedKey.
+func indexedName(k string) string {
+	if len(k) > maxIndexedKey {
+		panic("translate: a key longer than maxIndexedKey: " + k)
+	}
+	return k
+}
+
 // topSlotOf is the top slot named k, or -1.
 func topSlotOf(k string) int {
 	v, _ := topNames.Get(k)
@@ -107,7 +118,7 @@ func addTopKey(k string) int {
 	if topNames.Len() == maxTopKeys {
 		panic("translate: more top-level keys than maxTopKeys")
 	}
-	return topNames.Add(k, topNames.Len()+1) - 1
+	return topNames.Add(indexedName(k), topNames.Len()+1) - 1
 }
 
 // registerTopKeys gives a JSON protocol's top-level keys their slots, and
@@ -132,8 +143,7 @@ func registerTopKeys(j *jsonProtocol) {
 
 // jsonIndex flags.
 const (
-	idxEscapedKey = 1 << iota // a key holds an escape: raw comparisons do not apply
-	idxNestedMeta             // a "meta" member below the top level (choices[i].meta)
+	idxNestedMeta = 1 << iota // a "meta" member below the top level (choices[i].meta)
 	idxManyTools              // more tools than refs holds
 )
 
@@ -185,8 +195,9 @@ func registerUsage(n *usageNames) {
 	for i, path := range n.paths {
 		top, member, detail := path, "", false
 		if j := strings.IndexByte(path, '.'); j >= 0 {
-			top, member, detail = path[:j], path[j+1:], true
+			top, member, detail = path[:j], indexedName(path[j+1:]), true
 		}
+		indexedName(top)
 		v, ok := usageNamesTop.Get(top)
 		if ok && (v < 0) != detail {
 			panic("translate: usage member " + top + " is a count and a details object")
@@ -258,11 +269,17 @@ func scanJSON(s string, x *jsonIndex) bool {
 // top level) whose value starts at v or after white space.
 func (x *jsonIndex) member(key string, v, depth int, esc bool) {
 	x.key = kNone
-	if esc {
-		x.flags |= idxEscapedKey
-		return
-	}
 	k := key[1 : len(key)-1]
+	if esc {
+		// Spelt with escapes: compared as its text. An escape spells at
+		// least one byte in six, and no name looked for is longer than
+		// maxIndexedKey: a longer key names none.
+		var buf [6 * maxIndexedKey]byte
+		if len(k) > len(buf) {
+			return
+		}
+		k = strView(jsonscan.AppendUnescaped(buf[:0], k))
+	}
 	if depth == 1 {
 		t := topSlotOf(k)
 		if t < 0 || x.top[t] != 0 {

@@ -33,19 +33,17 @@ type jsonProtocol struct {
 	itemsTop int // the top slot of items (registration)
 }
 
-// jsonTop is a JSON reply's top level as a protocol's is reads it: by
-// where the index found its top-level members (indexed), or the general
-// way when its keys may hold escapes. It holds a copy of the index's
+// jsonTop is a JSON reply's top level as a protocol's is reads it: where
+// the index found its top-level members. It holds a copy of the index's
 // places, not the index: is is called through a func value, and a
 // pointer handed to one would move the index to the heap.
 type jsonTop struct {
-	s       string
-	top     [maxTopKeys]int
-	indexed bool
+	s   string
+	top [maxTopKeys]int
 }
 
 // topOf is the top level of s as the index x found it.
-func topOf(s string, x *jsonIndex) jsonTop { return jsonTop{s, x.top, true} }
+func topOf(s string, x *jsonIndex) jsonTop { return jsonTop{s, x.top} }
 
 // at returns where the value of the first top-level member key starts.
 func (t *jsonTop) at(key string) (int, bool) {
@@ -59,10 +57,6 @@ func (t *jsonTop) at(key string) (int, bool) {
 // str returns the value of the first top-level member key when it is a
 // string. key must be one of the protocol's topKeys.
 func (t jsonTop) str(key string) (string, bool) {
-	if !t.indexed {
-		v := gjson.Get(t.s, key)
-		return v.Str, v.Type == gjson.String
-	}
 	v, ok := t.at(key)
 	if !ok {
 		return "", false
@@ -74,13 +68,6 @@ func (t jsonTop) str(key string) (string, bool) {
 // key ('{', '[', '"', 't', …), 0 when there is none. key must be one of
 // the protocol's topKeys.
 func (t jsonTop) kind(key string) byte {
-	if !t.indexed {
-		v := gjson.Get(t.s, key)
-		if !v.Exists() {
-			return 0
-		}
-		return v.Raw[0]
-	}
 	v, ok := t.at(key)
 	if !ok {
 		return 0
@@ -106,7 +93,7 @@ func (p *jsonProtocol) indexable() bool { return p.items != "" && p.proto.usage 
 // read (readHead, then the items), without its text: the usage and its
 // cost, the reply's own meta, the items' tools.
 func (p *jsonProtocol) readIndexed(s string, x *jsonIndex, rep *Reply, opts *JSONOptions) {
-	readIDModel(s, x, true, rep, opts)
+	readIDModel(s, x, rep, opts)
 	rep.readUsageIndexed(s, x, p.proto.usage)
 	if v, end, ok := x.value(s, topMeta); ok && s[v] == '{' {
 		rep.Meta.mergeResult(gjson.Parse(s[v:end]))
@@ -136,7 +123,8 @@ func (p *jsonProtocol) readIndexed(s string, x *jsonIndex, rep *Reply, opts *JSO
 func JSONReplyText(body []byte, rep *Reply) (content, errMsg string, isErr bool) {
 	s := strView(body)
 	root := gjson.Parse(s)
-	if jsonProtocolOf(jsonTop{s: s}) != nil {
+	var x jsonIndex
+	if scanJSON(s, &x) && jsonProtocolOf(topOf(s, &x)) != nil {
 		content = rep.Content()
 		if content != "" {
 			return content, "", false

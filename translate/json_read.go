@@ -81,9 +81,9 @@ func walkToolItems(s string, v int, m *Meta, toolOf func(string) (string, bool))
 		fields := jsonscan.IterAt(s, item)
 		for k, f, ok := fields.Next(); ok; k, f, ok = fields.Next() {
 			switch {
-			case k == "type" && typ < 0:
+			case typ < 0 && jsonscan.KeyIs(k, "type"):
 				typ = f
-			case k == "name" && name < 0:
+			case name < 0 && jsonscan.KeyIs(k, "name"):
 				name = f
 			}
 		}

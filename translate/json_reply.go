@@ -67,10 +67,7 @@ func (p *jsonPlan) rewrite(extra *Meta, opts *JSONOptions) (*Meta, bool) {
 	rep.Meta.useStore(&rep.store)
 	rep.Terminal = true
 	meta := &rep.Meta
-	// Keys spelt with escapes defeat the index's raw comparisons: such a
-	// reply is read the general way, and so is the text run-once reads.
-	indexed := x.flags&idxEscapedKey == 0
-	proto, choiceMeta := readJSONReply(s, &x, indexed, rep, opts)
+	proto, choiceMeta := readJSONReply(s, &x, rep, opts)
 	if rep.ToolArguments {
 		readJSONToolCalls(s, proto, rep)
 	}
@@ -84,35 +81,25 @@ func (p *jsonPlan) rewrite(extra *Meta, opts *JSONOptions) (*Meta, bool) {
 		p.structured(meta, opts.Warn)
 	}
 	rep.Seal()
-	if p.rebuilt {
-		indexed = false // the index's places are the body's as it came
-	}
-	p.planMeta(&x, indexed, meta, choiceMeta, proto != nil)
+	// A rebuilt body is not the one the index's places are of.
+	p.planMeta(&x, !p.rebuilt, meta, choiceMeta, proto != nil)
 	p.sort()
 	return meta, true
 }
 
-// readJSONReply reads the JSON reply s into the record, by its index when
-// indexed: its protocol (nil: a chat completion), and, for a chat
-// completion, the indices of the choices with a meta.
-func readJSONReply(s string, x *jsonIndex, indexed bool, rep *Reply, opts *JSONOptions) (proto *jsonProtocol, choiceMeta []int) {
-	if indexed {
-		proto = jsonProtocolOf(topOf(s, x))
-	} else {
-		proto = jsonProtocolOf(jsonTop{s: s})
-	}
+// readJSONReply reads the JSON reply s into the record by its index: its
+// protocol (nil: a chat completion), and, for a chat completion, the
+// indices of the choices with a meta.
+func readJSONReply(s string, x *jsonIndex, rep *Reply, opts *JSONOptions) (proto *jsonProtocol, choiceMeta []int) {
+	proto = jsonProtocolOf(topOf(s, x))
 	switch {
-	case proto != nil && indexed && !rep.WantContent && proto.indexable():
+	case proto != nil && !rep.WantContent && proto.indexable():
 		proto.readIndexed(s, x, rep, opts)
 	case proto != nil:
 		proto.read(gjson.Parse(s), rep, rep.WantContent)
 	default:
-		readIDModel(s, x, indexed, rep, opts)
-		if indexed {
-			choiceMeta = readChatIndexed(s, x, rep)
-		} else {
-			choiceMeta = readChat(gjson.Parse(s), rep)
-		}
+		readIDModel(s, x, rep, opts)
+		choiceMeta = readChat(s, x, rep)
 	}
 	return proto, choiceMeta
 }
@@ -163,18 +150,13 @@ func (p *jsonPlan) planMeta(x *jsonIndex, indexed bool, meta *Meta, choiceMeta [
 
 // readIDModel reads the reply's id for who reads it (the end hook,
 // OpenClaw's run id) and its model (SPEC 9.2, 11.2).
-func readIDModel(s string, x *jsonIndex, indexed bool, rep *Reply, opts *JSONOptions) {
-	get := func(t int, key string) string {
-		if indexed {
-			v, _ := x.topStr(s, t)
-			return v
-		}
-		return gjson.Get(s, key).Str
-	}
+func readIDModel(s string, x *jsonIndex, rep *Reply, opts *JSONOptions) {
 	if opts.BeforeEnd != nil {
-		rep.setID(get(topID, "id"))
+		id, _ := x.topStr(s, topID)
+		rep.setID(id)
 	}
-	rep.setModel(get(topModel, "model"))
+	model, _ := x.topStr(s, topModel)
+	rep.setModel(model)
 }
 
 // changed reports whether the plan changes the body: a cut, or a body

@@ -25,7 +25,7 @@ func rewriteJSONReplyRef(body []byte, extra *Meta, opts JSONOptions) (out []byte
 	}
 	rep := opts.newReply()
 	rep.Terminal = true
-	if p := jsonProtocolOf(jsonTop{s: root.Raw}); p != nil {
+	if p := jsonProtocolOf(gjsonTop(s)); p != nil {
 		return rewriteTopLevelMetaRef(body, root, rep, extra, p, opts), &rep.Meta, true
 	}
 	meta = &rep.Meta
@@ -133,6 +133,23 @@ func rewriteJSONReplyRef(body []byte, extra *Meta, opts JSONOptions) (out []byte
 	return out, meta, true
 }
 
+// gjsonTop is the top level of the valid reply s as gjson's Get finds its
+// members: the reference the index's top level is held to.
+func gjsonTop(s string) jsonTop {
+	t := jsonTop{s: s}
+	for _, p := range protocols {
+		if p.json == nil {
+			continue
+		}
+		for _, k := range p.json.topKeys {
+			if r := gjson.Get(s, k); r.Exists() {
+				t.top[topSlotOf(k)] = r.Index
+			}
+		}
+	}
+	return t
+}
+
 // rewriteTopLevelMetaRef is the reference for a Responses object or an
 // Anthropic message: read with gjson, the meta set with sjson.
 func rewriteTopLevelMetaRef(body []byte, root gjson.Result, rep *Reply, extra *Meta, p *jsonProtocol, opts JSONOptions) []byte {
@@ -188,6 +205,11 @@ var jsonReplySeeds = []string{
 	// Usage (SPEC 9.1) and an upstream's cost (9.2).
 	`{"choices":[{"message":{"content":"u"}}],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":1},"cost":0.5}}`,
 	`{"choices":[],"usage":{"prompt_tokens":"x"},"meta":{"usage":"upstream's"}}`,
+	// Keys spelt with escapes are read as their text, as gjson reads them.
+	`{"us\u0061ge":{"prompt\u005ftokens":2,"completion_tokens":1},"usage":{"prompt_tokens":9},"choices":[{"message":{"tool_calls":[{"function":{"n\u0061me":"esc"}}]},"m\u0065ta":{"k":1}}]}`,
+	`{"choices":[{"message":{"function\u005fcall":{"name":"fc"}}}],"\u0069d":"x","model":"m\u00e9"}`,
+	`{"\u0063\u0068\u006f\u0069\u0063\u0065\u0073\u0063\u0068\u006f\u0069\u0063\u0065\u0073\u0063\u0068\u006f\u0069\u0063\u0065\u0073\u0063\u0068\u006f\u0069\u0063\u0065\u0073\u0063\u0068\u006f\u0069\u0063\u0065\u0073\u0063\u0068\u006f\u0069\u0063\u0065\u0073\u0063\u0068\u006f\u0069\u0063\u0065\u0073":1,"choices":[]}`,
+	`{"object":"response","output":[{"t\u0079pe":"function_call","name":"f"},{"type":"function_call","n\u0061me":"g"}],"usage":{"input_tokens":1}}`,
 }
 
 func checkJSONReplyEquiv(t *testing.T, body []byte, extra *Meta) {

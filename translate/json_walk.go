@@ -49,7 +49,7 @@ func (w *toolWalk) choice(c int) int {
 	w.tcDone, w.fcDone, w.fcV = !w.calls, !w.funcs, -1
 	it := jsonscan.IterAt(s, c)
 	for k, m, ok := it.Next(); ok; k, m, ok = it.Next() {
-		if k == "message" && s[m] == '{' && !(w.tcDone && w.fcDone) {
+		if jsonscan.KeyIs(k, "message") && s[m] == '{' && !(w.tcDone && w.fcDone) {
 			it.SkipTo(w.message(m))
 		}
 	}
@@ -65,12 +65,12 @@ func (w *toolWalk) message(m int) int {
 	it := jsonscan.IterAt(s, m)
 	for k, v, ok := it.Next(); ok; k, v, ok = it.Next() {
 		switch {
-		case !w.tcDone && k == "tool_calls":
+		case !w.tcDone && jsonscan.KeyIs(k, "tool_calls"):
 			w.tcDone = true
 			if s[v] == '[' {
 				it.SkipTo(w.toolCalls(v))
 			}
-		case !w.fcDone && k == "function_call":
+		case !w.fcDone && jsonscan.KeyIs(k, "function_call"):
 			// Rare: the name is found by path, from this copy.
 			if nv, ne, ok := jsonscan.Path(s, v, pathName); ok {
 				w.fcDone, w.fcV, w.fcEnd = true, nv, ne
@@ -92,12 +92,12 @@ func (w *toolWalk) toolCalls(a int) int {
 		found := false
 		it := jsonscan.IterAt(s, call)
 		for k, f, ok := it.Next(); ok; k, f, ok = it.Next() {
-			if found || k != "function" || s[f] != '{' {
+			if found || !jsonscan.KeyIs(k, "function") || s[f] != '{' {
 				continue
 			}
 			fi := jsonscan.IterAt(s, f)
 			for k, n, ok := fi.Next(); ok; k, n, ok = fi.Next() {
-				if !found && k == "name" {
+				if !found && jsonscan.KeyIs(k, "name") {
 					found = true
 					end := jsonscan.SkipValue(s, n)
 					w.name(n, end)

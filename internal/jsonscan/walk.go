@@ -8,9 +8,9 @@ import (
 // Walks over a document already checked by Valid: with validity known,
 // finding a key or passing over a value needs no parsing, only the string
 // and nesting boundaries. The document is a string the caller does not
-// change while it walks. Keys are compared as their raw bytes unless a
-// function says otherwise (KeyIs, FindMember, ObjectValue decode a key that
-// holds an escape).
+// change while it walks. A function that looks for a key compares it as
+// its text (KeyIs): a key spelt with escapes is decoded. Iter hands over
+// the raw key.
 
 // IsSpace reports JSON's insignificant white space.
 func IsSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
@@ -184,7 +184,7 @@ func (it *Iter) SkipTo(end int) { it.i, it.v = end, -1 }
 func (it *Iter) End() int { return it.i }
 
 // Path returns the bounds of the value at the dotted path (given as its
-// keys, compared raw) from the object at s[i], found as gjson's Get finds
+// keys) from the object at s[i], found as gjson's Get finds
 // it: the members named path[0] are tried in order, and the first through
 // which the rest of the path leads wins (a repeated key whose first copy
 // lacks the rest does not hide the next copy). ok is false when there is
@@ -195,7 +195,7 @@ func Path(s string, i int, path []string) (v, end int, ok bool) {
 	}
 	it := IterAt(s, i)
 	for k, vs, more := it.Next(); more; k, vs, more = it.Next() {
-		if k != path[0] {
+		if !KeyIs(k, path[0]) {
 			continue
 		}
 		if len(path) == 1 {
