@@ -143,7 +143,7 @@ func registerTopKeys(j *jsonProtocol) {
 
 // jsonIndex flags.
 const (
-	idxNestedMeta = 1 << iota // a "meta" member below the top level (choices[i].meta)
+	idxNestedMeta = 1 << iota // a choice has a "meta" member (choices[i].meta)
 	idxManyTools              // more tools than refs holds
 )
 
@@ -247,27 +247,13 @@ func usageDetailCount() (n int) {
 // scanJSON is jsonscan.Valid of a JSON reply that fills in x in the same
 // pass: the reply is then read without a second pass over the whole of it.
 func scanJSON(s string, x *jsonIndex) bool {
-	sc := jsonscan.NewScanner(s, jsonscan.Members|jsonscan.Containers)
-	for {
-		switch sc.Next() {
-		case jsonscan.Member:
-			x.member(sc.Raw, sc.At, sc.Depth, sc.Escaped)
-			sc.WantString = x.key >= kToolName
-		case jsonscan.Open:
-			x.push(sc.Depth, sc.Bracket)
-		case jsonscan.Close:
-			x.pop(sc.Depth)
-		case jsonscan.String:
-			x.str(sc.Raw, sc.At)
-		default:
-			return sc.OK()
-		}
-	}
+	return jsonscan.Scan(s, &jsonscan.Hooks{Member: x.member, Open: x.push, Close: x.pop, String: x.str})
 }
 
 // member records the key (quotes included) of a member at depth (1: the
-// top level) whose value starts at v or after white space.
-func (x *jsonIndex) member(key string, v, depth int, esc bool) {
+// top level) whose value starts at v or after white space, and returns
+// whether its value is to be looked at (str) if a string.
+func (x *jsonIndex) member(key string, v, depth int, esc bool) (wantString bool) {
 	x.key = kNone
 	k := key[1 : len(key)-1]
 	if esc {
@@ -289,15 +275,15 @@ func (x *jsonIndex) member(key string, v, depth int, esc bool) {
 		x.key, x.keyDepth, x.topAt = topRole[t], 1, t
 		return
 	}
-	if k == "meta" {
-		x.flags |= idxNestedMeta
-	}
 	if depth > len(x.role) {
 		return
 	}
 	x.keyDepth = depth
 	switch r := x.role[depth-1]; r {
 	case inChoice:
+		if k == "meta" {
+			x.flags |= idxNestedMeta
+		}
 		if k == "message" { // read while its tool_calls or function_call is not found
 			x.key = inMessage
 		}
@@ -342,17 +328,20 @@ func (x *jsonIndex) member(key string, v, depth int, esc bool) {
 			}
 		}
 	}
+	return x.key >= kToolName
 }
 
 // push records a container opened at depth d with bracket c: its role,
-// from its parent's and the member it is the value of.
-func (x *jsonIndex) push(d int, c byte) {
+// from its parent's and the member it is the value of. What a container
+// of no role holds is not read, only validated; only a choice's and an
+// item's close is read (pop).
+func (x *jsonIndex) push(d int, c byte) jsonscan.Want {
 	if d > len(x.role) {
-		return
+		return jsonscan.Nothing
 	}
 	if d == 1 {
 		x.role[0] = inRoot
-		return
+		return jsonscan.Members
 	}
 	var r uint8
 	switch parent := x.role[d-2]; {
@@ -374,24 +363,26 @@ func (x *jsonIndex) push(d int, c byte) {
 	x.key = kNone
 	x.role[d-1] = r
 	switch r {
+	case inNone:
+		return jsonscan.Nothing
 	case inChoice:
 		x.tcDone, x.fcDone, x.fcName = false, false, 0
+		return jsonscan.WithClose
 	case inCall:
 		x.callFound = false
 	case inItem:
 		x.itemType, x.itemName, x.itemTool = 0, 0, false
+		return jsonscan.WithClose
 	}
+	return jsonscan.Members
 }
 
 // elementRole is the role of an object element of a container.
 var elementRole = [inDetailsFirst]uint8{inChoices: inChoice, inToolCalls: inCall, inItems: inItem}
 
-// pop records the close of the container at depth d: a choice's
+// pop records the close of a choice or an item at depth d: a choice's
 // function_call name, an item that may name a tool, go into refs.
 func (x *jsonIndex) pop(d int) {
-	if d > len(x.role) {
-		return
-	}
 	switch x.role[d-1] {
 	case inChoice:
 		if x.fcName != 0 {
@@ -402,7 +393,6 @@ func (x *jsonIndex) pop(d int) {
 			x.ref(uint8(x.itemsTop), x.itemType, x.itemName)
 		}
 	}
-	x.role[d-1] = inNone
 }
 
 // str looks at the string value raw (quotes included) at v of the member

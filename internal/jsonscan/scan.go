@@ -1,9 +1,10 @@
 // Package jsonscan reads JSON the way a gateway on the hot path needs to:
 // one pass that validates a document and, on the way, tells its caller of
-// the members and containers it asked about (Scanner); walks over a
+// the members and containers it wants (Scan and its Hooks); walks over a
 // document already known valid that find a key or pass over a value with
-// no parsing (Iter, Path, SkipValue); the keys an event holds, without
-// parsing it (Keys); JSON strings written and read.
+// no parsing (Iter, Path, SkipValue); the keys a stream's event holds,
+// found without parsing it (Keys, KeyScanner); JSON strings written and
+// read.
 //
 // Every function is linear in its input, keeps nesting on a stack of its
 // own rather than the goroutine's (a body of a million '[' is answered, not
@@ -14,155 +15,80 @@ package jsonscan
 import "math/bits"
 
 // Valid reports whether s is one JSON value with nothing but white space
-// around it: exactly what gjson.Valid accepts (FuzzValid holds the two to
-// the same answers).
+// around it: exactly what gjson.Valid accepts (FuzzValidJSON holds the two
+// to the same answers).
 //
 // It differs from gjson.Valid in how, not what: strings, most of the bytes
 // of an LLM reply, are passed over eight bytes at a time; and nesting is
 // kept on a stack of its own instead of recursion, so a body of a few
 // million '[' costs that many bytes rather than that many stack frames.
-func Valid(s string) bool {
-	sc := NewScanner(s, 0)
-	for sc.Next() != End {
-	}
-	return sc.OK()
+func Valid(s string) bool { return Scan(s, nil) }
+
+// Hooks are what Scan tells its caller as it validates a document, so that
+// the caller learns what it reads of the document in the same pass. They
+// are func values (method values of the caller's record, typically): a
+// record handed to them stays on the caller's stack, where an interface
+// would move it to the heap.
+type Hooks struct {
+	// Member: a member's key (quotes included; esc when it holds an
+	// escape) and its colon were read; its value starts at v or after
+	// white space; depth is the depth of its object (1: the root). It
+	// returns whether String is to be told of the value, if a string.
+	Member func(key string, v, depth int, esc bool) (wantString bool)
+	// Open: a container that is not empty opened at depth (1: the root),
+	// with bracket '{' or '['; it says what the caller wants of it. An
+	// empty one is read as a value.
+	Open func(depth int, bracket byte) Want
+	// Close: the container at depth closed, when its Open wanted it.
+	Close func(depth int)
+	// String: the value of the member just told, which asked for it, is
+	// the string raw (quotes included) at v.
+	String func(raw string, v int)
 }
 
-// Event is what Scanner.Next stopped at.
-type Event uint8
+// Want is what a caller wants of a container (Hooks.Open).
+type Want uint8
 
 const (
-	// End: the scan is over; OK says whether the document was valid.
-	End Event = iota
-	// Member: a member's key (Raw, quotes included; Escaped when it holds
-	// an escape) and its colon were read; its value starts at At or after
-	// white space; Depth is the depth of its object (1: the root).
-	Member
-	// Open: a container that is not empty opened (Bracket '{' or '['), at
-	// Depth (1: the root). An empty one is read as a value, like a string.
-	Open
-	// Close: the container at Depth closed.
-	Close
-	// String: the value of the member just reported is a string (Raw,
-	// quotes included, starting at At): only when the caller set
-	// WantString after that Member.
-	String
+	Members   Want = iota // its members (Member), not its Close
+	WithClose             // its members and its Close
+	Nothing               // nothing inside it, nor its Close: it is only validated
 )
 
-// Events selects the events Next stops at.
-type Events uint8
+// withClose marks, on Scan's stack of open containers, one whose Close is
+// wanted.
+const withClose = 0x80
 
-const (
-	Members    Events = 1 << iota // Member (and String, when wanted)
-	Containers                    // Open and Close
-)
-
-// Scanner validates a document in one pass, stopping at the events its
-// caller asked for, as a pull parser: the caller reads each event's fields
-// and calls Next again. It holds no pointer to anything of the caller's,
-// so it lives on the caller's stack.
-type Scanner struct {
-	s      string
-	i      int
-	state  uint8
-	events Events
-	ok     bool
-
-	// WantString, set by the caller after a Member event, asks for a
-	// String event if that member's value is a string.
-	WantString bool
-	wantNext   bool // the value about to be read is the member's
-
-	depth int
-	stack [32]byte // '{' or '[' for each container not yet closed
-	deep  []byte   // those past the stack's room
-
-	// The event's fields (see Event).
-	Raw     string
-	At      int
-	Depth   int
-	Escaped bool
-	Bracket byte
-}
-
-// Where Next resumes.
-const (
-	atValue = iota
-	atAfter
-	atMember
-	atEnd
-)
-
-// NewScanner is a Scanner of s that stops at events.
-func NewScanner(s string, events Events) Scanner {
-	return Scanner{s: s, events: events}
-}
-
-// OK reports, once Next returned End, whether the document was valid.
-func (sc *Scanner) OK() bool { return sc.ok }
-
-func (sc *Scanner) push(c byte) {
-	if sc.depth < len(sc.stack) {
-		sc.stack[sc.depth] = c
-	} else {
-		sc.deep = append(sc.deep[:sc.depth-len(sc.stack)], c)
-	}
-	sc.depth++
-}
-
-func (sc *Scanner) top() byte {
-	if sc.depth <= len(sc.stack) {
-		return sc.stack[sc.depth-1]
-	}
-	return sc.deep[sc.depth-1-len(sc.stack)]
-}
-
-// stop records where to resume and returns ev.
-func (sc *Scanner) stop(i int, state uint8, ev Event) Event {
-	sc.i, sc.state = i, state
-	return ev
-}
-
-// end ends the scan.
-func (sc *Scanner) end(ok bool) Event {
-	sc.ok, sc.state = ok, atEnd
-	return End
-}
-
-// Next reads on to the next event asked for, or to the end.
-func (sc *Scanner) Next() Event {
-	s, i := sc.s, sc.i
+// Scan is Valid, which tells h (when not nil) of what it reads. With h
+// nil it is Valid.
+func Scan(s string, h *Hooks) bool {
+	var stackBuf [32]byte
+	open := stackBuf[:0] // '{' or '[' for each container not yet closed (| withClose)
+	i := 0
 	var ok, want bool
-	switch sc.state {
-	case atAfter:
-		goto after
-	case atMember:
-		goto member
-	case atEnd:
-		return End
-	}
+	quiet := 0 // the depth of the container that wants Nothing; 0: none
 value: // a value must start here
-	want, sc.wantNext = sc.wantNext, false
 	i = Space(s, i)
 	if i >= len(s) {
-		return sc.end(false)
+		return false
 	}
 	switch c := s[i]; c {
 	case '{', '[':
 		// Each closes with the byte two above it: '}' and ']'.
+		want = false
 		i = Space(s, i+1)
 		if i < len(s) && s[i] == c+2 {
 			i++
 			goto after
 		}
-		sc.push(c)
-		state := uint8(atValue)
-		if c == '{' {
-			state = atMember
-		}
-		if sc.events&Containers != 0 {
-			sc.Depth, sc.Bracket = sc.depth, c
-			return sc.stop(i, state, Open)
+		open = append(open, c)
+		if h != nil && quiet == 0 {
+			switch h.Open(len(open), c) {
+			case WithClose:
+				open[len(open)-1] |= withClose
+			case Nothing:
+				quiet = len(open)
+			}
 		}
 		if c == '{' {
 			goto member
@@ -171,80 +97,80 @@ value: // a value must start here
 	case '"':
 		start := i
 		if i, _, ok = ValidString(s, i+1); !ok {
-			return sc.end(false)
+			return false
 		}
-		if want && sc.WantString {
-			sc.Raw, sc.At = s[start:i], start
-			return sc.stop(i, atAfter, String)
+		if want {
+			want = false
+			h.String(s[start:i], start)
 		}
 	case 't':
 		if i+4 > len(s) || s[i+1:i+4] != "rue" {
-			return sc.end(false)
+			return false
 		}
 		i += 4
 	case 'f':
 		if i+5 > len(s) || s[i+1:i+5] != "alse" {
-			return sc.end(false)
+			return false
 		}
 		i += 5
 	case 'n':
 		if i+4 > len(s) || s[i+1:i+4] != "ull" {
-			return sc.end(false)
+			return false
 		}
 		i += 4
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		if i, ok = validNumber(s, i); !ok {
-			return sc.end(false)
+			return false
 		}
 	default:
-		return sc.end(false)
+		return false
 	}
+	want = false
 after: // a value ended just before i
 	i = Space(s, i)
-	if sc.depth == 0 {
-		return sc.end(i == len(s))
+	if len(open) == 0 {
+		return i == len(s)
 	}
 	if i >= len(s) {
-		return sc.end(false)
+		return false
 	}
-	switch top := sc.top(); {
+	switch top := open[len(open)-1]; {
 	case s[i] == ',':
 		i++
-		if top == '{' {
+		if top&^withClose == '{' {
 			goto member
 		}
 		goto value
-	case s[i] == top+2:
-		i++
-		sc.depth--
-		if sc.events&Containers != 0 {
-			sc.Depth = sc.depth + 1
-			return sc.stop(i, atAfter, Close)
+	case s[i] == top&^withClose+2:
+		if quiet == len(open) {
+			quiet = 0
+		} else if top&withClose != 0 {
+			h.Close(len(open))
 		}
+		open = open[:len(open)-1]
+		i++
 		goto after
 	}
-	return sc.end(false)
+	return false
 member: // a key, its colon, then its value
 	i = Space(s, i)
 	if i >= len(s) || s[i] != '"' {
-		return sc.end(false)
+		return false
 	}
 	{
 		start := i
 		var esc bool
 		if i, esc, ok = ValidString(s, i+1); !ok {
-			return sc.end(false)
+			return false
 		}
 		key := s[start:i]
 		i = Space(s, i)
 		if i >= len(s) || s[i] != ':' {
-			return sc.end(false)
+			return false
 		}
 		i++
-		if sc.events&Members != 0 {
-			sc.Raw, sc.At, sc.Depth, sc.Escaped = key, i, sc.depth, esc
-			sc.WantString, sc.wantNext = false, true
-			return sc.stop(i, atValue, Member)
+		if h != nil && quiet == 0 {
+			want = h.Member(key, i, len(open), esc)
 		}
 	}
 	goto value
@@ -280,7 +206,7 @@ func ValidString(s string, i int) (end int, esc, ok bool) {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
-				if _, ok := hex4(s, i+2); !ok {
+				if i+6 > len(s) || !isHex(s[i+2]) || !isHex(s[i+3]) || !isHex(s[i+4]) || !isHex(s[i+5]) {
 					return i, esc, false
 				}
 				i += 6
@@ -317,6 +243,10 @@ func stringStops(x uint64) uint64 {
 	// A byte of 0x80 or above has its high bit set in c and b alike, as in
 	// x: one mask clears both tests' flags there.
 	return ((c - lo*0x21) | (b - lo)) &^ x & hi
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 // validNumber checks the number that starts at s[i] and returns the index
