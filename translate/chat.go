@@ -137,38 +137,50 @@ func readDeltaCalls(s string, rep *Reply) {
 	}
 	calls, max := &rep.calls, rep.Meta.MaxBytes()
 	pos := int64(0)
+	// The chunk is valid JSON: its members are found by jsonscan.ObjectValue,
+	// which decodes no string it passes over (a fragment's escapes).
 	gjson.Get(s, "choices").ForEach(func(_, ch gjson.Result) bool {
 		choice := pos
 		pos++
-		if i := ch.Get("index"); i.Type == gjson.Number {
-			choice = i.Int()
+		if i, ok := jsonInt(jsonscan.ObjectValue(ch.Raw, "index")); ok {
+			choice = i
 		}
-		ch.Get("delta.tool_calls").ForEach(func(_, call gjson.Result) bool {
+		tcs := jsonscan.ObjectValue(jsonscan.ObjectValue(ch.Raw, "delta"), "tool_calls")
+		if tcs == "" || tcs[0] != '[' {
+			return true
+		}
+		gjson.Parse(tcs).ForEach(func(_, call gjson.Result) bool {
 			if !call.IsObject() {
 				return true
 			}
-			fn := call.Get("function")
-			name := fn.Get("name")
+			fn := jsonscan.ObjectValue(call.Raw, "function")
+			name, named := strAt(jsonscan.ObjectValue(fn, "name"), 0)
 			var c *callEntry
-			if i := call.Get("index"); i.Type == gjson.Number {
-				key := callKey{choice, i.Int()}
+			if i, ok := jsonInt(jsonscan.ObjectValue(call.Raw, "index")); ok {
+				key := callKey{choice, i}
 				if c = calls.find(key); c == nil {
-					c = calls.beginIn(choice, name.Str, key, true, max)
-				} else if c.name == "" && !c.out && name.Str != "" {
-					c.setName(calls, name.Str, max) // named after it began
+					c = calls.beginIn(choice, name, key, true, max)
+				} else if c.name == "" && !c.out && name != "" {
+					c.setName(calls, name, max) // named after it began
 				}
-			} else if name.Type == gjson.String {
-				c = calls.beginIn(choice, name.Str, callKey{}, false, max)
+			} else if named {
+				c = calls.beginIn(choice, name, callKey{}, false, max)
 			} else {
 				c = calls.lastIn(choice)
 			}
-			if fn.IsObject() {
-				calls.addArgs(c, jsonscan.ObjectValue(fn.Raw, "arguments"))
-			}
+			calls.addArgs(c, jsonscan.ObjectValue(fn, "arguments"))
 			return true
 		})
 		return true
 	})
+}
+
+// jsonInt is gjson's Int of raw, a JSON value, when it is a number.
+func jsonInt(raw string) (int64, bool) {
+	if raw == "" || raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+		return 0, false
+	}
+	return gjson.Parse(raw).Int(), true
 }
 
 // readChatCalls reads the calls of a chat completion (SPEC 11.3): each
