@@ -60,7 +60,7 @@ type responseWriter struct {
 	produced  bool  // bytes went downstream since the last flush
 	err       error // sticky downstream error
 	over      bool  // a run-once reply outgrew max_buffer_bytes
-	sniffw    sniffWatch
+	sniffw    translate.StartWatch
 
 	bytesIn, bytesOut int64
 }
@@ -174,16 +174,16 @@ func (rw *responseWriter) Write(p []byte) (int, error) {
 			// change the answer).
 			if !rw.sniffIn(p) {
 				rw.buf.Write(rw.passEventsWithoutData(p))
-				rw.sniffw.worth(p, rw.format == translate.FormatSniffEvents)
+				rw.sniffw.Worth(p, rw.format)
 			}
 			break
 		}
 		growBuffer(&rw.buf, len(p), rw.x.maxEventBytes())
 		rw.buf.Write(p)
 		// Look again only when something can have changed the answer
-		// (sniffwatch.go), or at the limit. Rescanning on every write would
+		// (translate.StartWatch), or at the limit. Rescanning on every write would
 		// cost the square of a large first event.
-		if rw.sniffw.worth(p, rw.format == translate.FormatSniffEvents) || int64(rw.buf.Len()) > rw.x.maxEventBytes() {
+		if rw.sniffw.Worth(p, rw.format) || int64(rw.buf.Len()) > rw.x.maxEventBytes() {
 			rw.sniff(false)
 		}
 	case stStream, stCollect:

@@ -1,4 +1,4 @@
-package httpmeta
+package translate
 
 import (
 	"math/rand"
@@ -6,15 +6,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/llm-meta/llm_meta/translate"
 )
 
-// sniffWatch must never miss the write at which looking at the held bytes
+// StartWatch must never miss the write at which looking at the held bytes
 // first decides the format: for random bodies cut into random writes, the
-// first write after which translate.DetectStart decides is one sniffWatch asks to
+// first write after which DetectStart decides is one StartWatch asks to
 // look at.
-func TestSniffWatchNeverMissesTheDecision(t *testing.T) {
+func TestStartWatchNeverMissesTheDecision(t *testing.T) {
 	rng := rand.New(rand.NewSource(int64(seedFor(t))))
 	pieces := []string{"\n", "\r", "\r\n", "0:", `"x"`, "data: ", `{"type":"start"}`, "d", "a", ":", "\xEF\xBB\xBF", " ", "event: e", "{}"}
 	for n := 0; n < 20000; n++ {
@@ -23,17 +21,17 @@ func TestSniffWatchNeverMissesTheDecision(t *testing.T) {
 			body.WriteString(pieces[rng.Intn(len(pieces))])
 		}
 		b := body.String()
-		for _, f := range []translate.Format{translate.FormatSniffPlain, translate.FormatSniffEvents} {
-			var w sniffWatch
+		for _, f := range []Format{FormatSniffPlain, FormatSniffEvents} {
+			var w StartWatch
 			held := 0
 			for held < len(b) {
 				step := 1 + rng.Intn(4)
 				p := b[held:min(len(b), held+step)]
 				held += len(p)
-				look := w.worth([]byte(p), f == translate.FormatSniffEvents)
-				if _, decided := translate.DetectStart(f, []byte(b[:held]), 1<<20, false, true); decided {
+				look := w.Worth([]byte(p), f)
+				if _, decided := DetectStart(f, []byte(b[:held]), 1<<20, false, true); decided {
 					if !look {
-						t.Fatalf("format %v, body %q: decided after %d bytes, but sniffWatch did not ask to look", f, b, held)
+						t.Fatalf("format %v, body %q: decided after %d bytes, but StartWatch did not ask to look", f, b, held)
 					}
 					break
 				}
@@ -44,23 +42,23 @@ func TestSniffWatchNeverMissesTheDecision(t *testing.T) {
 
 // However the first event comes, the held bytes are looked at a few times
 // in all, not once per write.
-func TestSniffWatchLooksAFewTimes(t *testing.T) {
+func TestStartWatchLooksAFewTimes(t *testing.T) {
 	for _, tc := range []struct {
-		name        string
-		write       string
-		n           int
-		eventStream bool
+		name  string
+		write string
+		n     int
+		f     Format
 	}{
-		{"a long first line, a byte at a time", "x", 100000, true},
-		{"many lines of one event, one per write", "data: x\n", 20000, true},
-		{"blank lines before a plain text", "\n", 100000, false},
-		{"CRLF lines, one per write", "id: 1\r\n", 20000, true},
+		{"a long first line, a byte at a time", "x", 100000, FormatSniffEvents},
+		{"many lines of one event, one per write", "data: x\n", 20000, FormatSniffEvents},
+		{"blank lines before a plain text", "\n", 100000, FormatSniffPlain},
+		{"CRLF lines, one per write", "id: 1\r\n", 20000, FormatSniffEvents},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var w sniffWatch
+			var w StartWatch
 			looks := 0
 			for i := 0; i < tc.n; i++ {
-				if w.worth([]byte(tc.write), tc.eventStream) {
+				if w.Worth([]byte(tc.write), tc.f) {
 					looks++
 				}
 			}
