@@ -98,9 +98,8 @@ func (t *Keys) keyAt(r []byte) (set KeySet) {
 }
 
 // KeyScanner is Keys.Scan over the events of one stream, which may begin
-// with the bytes an earlier one began with (chat chunks repeat their id,
-// object, created and model: about 100 of their 170 bytes; Anthropic
-// deltas their type and index; Responses deltas their type). Holding a copy
+// with the bytes an earlier one began with (a stream's events often repeat
+// an id, a type, a model, an index: most of a small event). Holding a copy
 // of such an earlier event (Hold), it does not look again at the part of
 // an event that repeats it, up to where that one held its first key: that
 // part cannot hold one.
@@ -140,18 +139,18 @@ func (k *KeyScanner) Hold(data []byte) []byte {
 	return k.held
 }
 
-// Offer is Hold for a caller that needs no copy of its own (Responses,
-// Anthropic: their deltas repeat a type and an index), except that an
-// event larger than maxOffer, such as a terminal event with the whole
-// reply, is not copied: the event held before stays, and what it says of
-// its keys stays true.
+// Offer is Hold for a caller that needs no copy of its own, except that
+// an event larger than maxOffer (a terminal event with a whole reply, say)
+// is not copied: the event held before stays, and what it says of its keys
+// stays true.
 func (k *KeyScanner) Offer(data []byte) {
 	if len(data) <= maxOffer {
 		k.Hold(data)
 	}
 }
 
-// maxOffer bounds the copy Offer keeps: deltas are a few hundred bytes.
+// maxOffer bounds the copy Offer keeps: the events that repeat one
+// another are a few hundred bytes.
 const maxOffer = 4 << 10
 
 // CommonPrefix returns the length of the longest common prefix of a and b,
