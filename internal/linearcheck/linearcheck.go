@@ -8,7 +8,13 @@
 // that grows with the input gives a ratio of about 4, work that grows with
 // its square about 16; the limit, 8, is farther from both than what a busy
 // machine does to two measurements taken side by side, and a shape that is
-// really quadratic fails all three tries.
+// really quadratic fails all three tries (linearcheck_test.go proves both
+// verdicts).
+//
+// The cost is the CPU time of the thread the work runs on, where the
+// system tells it (Linux: cputime_linux.go), not wall time: on a loaded
+// machine wall time counts the time the thread waited for a core, which
+// is noise no number of rounds removes when the load lasts.
 package linearcheck
 
 import (
@@ -34,7 +40,7 @@ func Check(t testing.TB, input func(int) []byte, run func([]byte), n int) {
 	for attempt := 0; attempt < 3; attempt++ {
 		ts, tl := compareCost(func() { run(small) }, func() { run(large) })
 		ratio = tl / ts
-		t.Logf("%d → %d bytes (×%.1f): %.0f → %.0f ns, ×%.2f", len(small), len(large), bytesRatio, ts, tl, ratio)
+		t.Logf("%d → %d bytes (×%.1f): %.0f → %.0f ns (%s), ×%.2f", len(small), len(large), bytesRatio, ts, tl, clockName, ratio)
 		if ratio < limit {
 			return
 		}
@@ -42,30 +48,42 @@ func Check(t testing.TB, input func(int) []byte, run func([]byte), n int) {
 	t.Errorf("work grows faster than the input: ×%.1f input costs ×%.1f (limit ×%.1f)", bytesRatio, ratio, limit)
 }
 
-// compareCost returns the best time per call of a and of b, measured in
+// compareCost returns the best cost per call of a and of b, measured in
 // alternating rounds.
 func compareCost(a, b func()) (ta, tb float64) {
+	now, stop := startClock()
+	defer stop()
 	ta, tb = math.Inf(1), math.Inf(1)
 	a()
 	b()
 	for round := 0; round < 5; round++ {
-		ta = min(ta, timePerCall(a))
-		tb = min(tb, timePerCall(b))
+		ta = min(ta, costPerCall(now, a))
+		tb = min(tb, costPerCall(now, b))
 	}
 	return ta, tb
 }
 
-// timePerCall runs f for at least 5 ms (once at least) and returns its
-// mean time per call in ns.
-func timePerCall(f func()) float64 {
+// roundCost is how long, on the check's clock, a round runs its function:
+// long enough that the clock's tick (1 µs for getrusage) is lost in it.
+const roundCost = 5 * time.Millisecond
+
+// costPerCall runs f for at least roundCost (once at least) and returns
+// its mean cost per call in ns. The clock is read between batches that
+// double, not after every call: a read is a system call, whose cost would
+// otherwise be added to both sides and pull the ratio towards 1.
+func costPerCall(now func() int64, f func()) float64 {
 	runtime.GC()
-	start := time.Now()
+	start := now()
 	calls := 0
-	for calls == 0 || time.Since(start) < 5*time.Millisecond {
-		f()
-		calls++
+	for batch := 1; ; batch *= 2 {
+		for i := 0; i < batch; i++ {
+			f()
+		}
+		calls += batch
+		if spent := now() - start; spent >= int64(roundCost) {
+			return float64(spent) / float64(calls)
+		}
 	}
-	return float64(time.Since(start).Nanoseconds()) / float64(calls)
 }
 
 // Sizes are the multiples of a shape's unit its benchmarks run at: four
