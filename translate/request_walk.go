@@ -1,17 +1,16 @@
 package translate
 
-// Reading a request before it goes upstream: every request is looked at,
-// and most need nothing, or, for a chat stream, only to ask for its usage.
-// Its top level is read once, by a walk (readRequestTop), whatever is then
-// done to it; a request that needs nothing, or only its usage asked for,
-// is told by a scan of its quotes first, so that neither a parse nor gjson
-// stays on the way of a request to its first event (BENCHMARKS.md, ninth
-// round). FuzzRequestUnchanged and FuzzAskUsageOnly hold the answers to
-// gjson's reading of the top level (rewriteRequestRef, in the tests).
+// The requests that need no parse: every request is looked at before it
+// goes upstream, and most need nothing, or, for a chat stream, only to ask
+// for its usage. They are read here by a scan of their quotes and, where
+// that cannot answer, a walk of their top level (jsonscan.Iter), so that
+// gjson's code stays off the way of a request to its first event
+// (BENCHMARKS.md, ninth round); every other request is RewriteRequest's
+// parse (request.go). Each answer is the one that parse would give, which
+// FuzzRequestUnchanged and FuzzAskUsageOnly hold them to.
 
 import (
 	"bytes"
-	"slices"
 	"strings"
 
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
@@ -62,10 +61,16 @@ func asksStreamUsage(s string) bool {
 		return false
 	}
 	top, ok := readRequestTop(s)
-	if !ok {
+	if !ok || top.streamOptions < 0 || s[top.streamOptions] != '{' {
 		return false
 	}
-	asked, _ := includeUsage(s, top.streamOptions)
+	asked := false
+	it := jsonscan.IterAt(s, top.streamOptions)
+	for k, v, more := it.Next(); more; k, v, more = it.Next() {
+		if jsonscan.KeyIs(k, "include_usage") {
+			asked = strings.HasPrefix(s[v:], "true")
+		}
+	}
 	return asked
 }
 
@@ -182,19 +187,13 @@ func RequestModel(body []byte) string {
 	return strings.Clone(top.model) // the body is the caller's buffer
 }
 
-// requestTop is the top level of a request as RewriteRequest reads it: a
-// repeated key counts by its last copy, as JavaScript's JSON.parse reads
-// it (and gjson's ForEach, FuzzRequestUnchanged's reference).
+// requestTop is the top level of a request as RewriteRequest's pass over
+// it reads it (gjson's ForEach: the last copy of a repeated key counts).
 type requestTop struct {
 	root          int    // where the object starts
 	model         string // the last "model" that is a string (a view of the body)
 	stream        bool   // the last "stream" is true
 	streamOptions int    // where the last "stream_options" value starts; -1: none
-	// How many stream_options members there are.
-	streamOptionsCopies int
-	flags               bool                    // a flag is there (requestFlags)
-	flagTrue            [len(requestFlags)]bool // each flag's last copy is true
-	responseFormat      bool                    // a response_format is there
 }
 
 // readRequestTop reads the top level of the request s; ok is false when s
@@ -207,32 +206,17 @@ func readRequestTop(s string) (t requestTop, ok bool) {
 	if s[t.root] != '{' {
 		return t, false
 	}
-	var buf [6 * 32]byte // a key of up to 32 bytes, each spelt as an escape
 	it := jsonscan.IterAt(s, t.root)
 	for k, v, more := it.Next(); more; k, v, more = it.Next() {
-		if strings.IndexByte(k, '\\') >= 0 {
-			if len(k) > len(buf) {
-				continue // longer than any key read here
-			}
-			k = strView(jsonscan.AppendUnescaped(buf[:0], k))
-		}
-		switch k {
-		case "model":
+		switch {
+		case jsonscan.KeyIs(k, "model"):
 			if m, isStr := strAt(s, v); isStr {
 				t.model = m
 			}
-		case "stream":
+		case jsonscan.KeyIs(k, "stream"):
 			t.stream = strings.HasPrefix(s[v:], "true")
-		case "stream_options":
+		case jsonscan.KeyIs(k, "stream_options"):
 			t.streamOptions = v
-			t.streamOptionsCopies++
-		case "response_format":
-			t.responseFormat = true
-		default:
-			if i := slices.Index(requestFlags[:], k); i >= 0 {
-				t.flags = true
-				t.flagTrue[i] = strings.HasPrefix(s[v:], "true")
-			}
 		}
 	}
 	return t, true
