@@ -73,12 +73,17 @@ if ! (cd "$tmp" && go test -c -o "$tmp/old.test" "./$pkg" >"$tmp/build.err" 2>&1
 fi
 (cd "$root" && go test -c -o "$tmp/new.test" "./$pkg")
 if [ -n "${own:-}" ]; then
-	# The alternatives of the regexp, and with it every benchmark it
-	# matches, narrowed to the names both binaries list.
-	both=$(comm -12 <("$tmp/old.test" -test.list "$bench" | grep '^Benchmark' | sort) \
-		<("$tmp/new.test" -test.list "$bench" | grep '^Benchmark' | sort) | sed 's/.*/^&$/' | paste -sd'|')
+	# The benchmarks the regexp's top level (before a '/') matches, narrowed
+	# to the names both binaries list; a regexp whose benchmarks both have
+	# is kept as it is (with its sub-benchmark part).
+	top=${bench%%/*}
+	list() { "$tmp/$1.test" -test.list "$top" | grep '^Benchmark' | sort; }
+	both=$(comm -12 <(list old) <(list new))
 	[ -n "$both" ] || { echo "ab.sh: no benchmark matching $bench in both" >&2; exit 1; }
-	bench=$both
+	if [ "$both" != "$(list new)" ]; then
+		[ "$top" = "$bench" ] || echo "ab.sh: $bench narrowed to the benchmarks both have, all of their sub-benchmarks" >&2
+		bench=$(echo "$both" | sed 's/.*/^&$/' | paste -sd'|')
+	fi
 fi
 
 if [ -n "$footfn" ]; then

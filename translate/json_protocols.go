@@ -115,16 +115,16 @@ func (p *jsonProtocol) readIndexed(s string, x *jsonIndex, rep *Reply, opts *JSO
 	}
 }
 
-// JSONReplyText is the run-once reading of a JSON reply (SPEC 6.1, 6.4):
-// its text (the record's, for a protocol that collected it; else the edge
-// function's field order), and, when no text was found, the error its
+// JSONReplyText is the run-once reading of a JSON reply (SPEC 6.1, 6.4),
+// body being what RewriteJSONReply returned for the record rep: its text
+// (the record's, for a protocol that read it; else the edge function's
+// field order), and, when no text was found, the error its
 // protocol read, else the reply's top-level error (an object with a
 // message, or a string): that error's message.
 func JSONReplyText(body []byte, rep *Reply) (content, errMsg string, isErr bool) {
 	s := strView(body)
 	root := gjson.Parse(s)
-	var x jsonIndex
-	if scanJSON(s, &x) && jsonProtocolOf(topOf(s, &x)) != nil {
+	if rep.jsonProtocol {
 		content = rep.Content()
 		if content != "" {
 			return content, "", false

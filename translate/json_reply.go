@@ -92,6 +92,7 @@ func (p *jsonPlan) rewrite(extra *Meta, opts *JSONOptions) (*Meta, bool) {
 // indices of the choices with a meta.
 func readJSONReply(s string, x *jsonIndex, rep *Reply, opts *JSONOptions) (proto *jsonProtocol, choiceMeta []int) {
 	proto = jsonProtocolOf(topOf(s, x))
+	rep.jsonProtocol = proto != nil
 	switch {
 	case proto != nil && !rep.WantContent && proto.indexable():
 		proto.readIndexed(s, x, rep, opts)

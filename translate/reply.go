@@ -62,6 +62,11 @@ type Reply struct {
 	ToolArguments bool
 	calls         toolCalls
 
+	// jsonProtocol: a JSON reply was read by a registered protocol's
+	// reading (not as a chat completion): JSONReplyText then returns the
+	// text the record collected.
+	jsonProtocol bool
+
 	// chatUsage: a chat chunk had a usage object, which wins over Groq's
 	// x_groq.usage whatever their order (SPEC 9.1).
 	chatUsage bool
