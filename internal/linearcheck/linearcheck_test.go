@@ -69,9 +69,32 @@ func TestCheckPassesLinearWork(t *testing.T) {
 }
 
 func TestCheckFailsQuadraticWork(t *testing.T) {
-	errs := verdict(t, quadraticWork, 1000)
+	errs := verdict(t, quadraticWork, 300)
 	if len(errs) != 1 {
 		t.Fatalf("quadratic work: %d failures, want 1: %q", len(errs), errs)
 	}
 	t.Logf("the check said: %s", errs[0])
+}
+
+// steppedWork reads every byte four times below 40 000 bytes and ten
+// times above: linear, with a step in the cost per byte at one size, as
+// when the work's state leaves a cache.
+func steppedWork(in []byte) {
+	passes := 4
+	if len(in) > 40000 {
+		passes = 10
+	}
+	s := 0
+	for range passes {
+		for _, c := range in {
+			s += int(c)
+		}
+	}
+	sink = s
+}
+
+func TestCheckPassesLinearWorkWithAStep(t *testing.T) {
+	if errs := verdict(t, steppedWork, 20000); len(errs) != 0 {
+		t.Fatalf("linear work with a step failed the check: %q", errs)
+	}
 }
