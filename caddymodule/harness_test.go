@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 )
 
@@ -47,10 +48,13 @@ func freeAddr(t testing.TB) string {
 }
 
 // loadCaddy runs Caddy in-process with one route: the given handlers in
-// order. It returns Caddy's base URL.
+// order. It returns Caddy's base URL. Caddy picks its own port (":0") and
+// the URL is read from its listener: a port found free and closed before
+// Caddy binds it can be taken meanwhile by any process of the machine
+// (the client suites of CI start servers of their own), which failed the
+// load with "address already in use".
 func loadCaddy(t testing.TB, handlers ...map[string]any) string {
 	t.Helper()
-	caddyAddr := freeAddr(t)
 	cfg := map[string]any{
 		"admin": map[string]any{"disabled": true, "config": map[string]any{"persist": false}},
 		"logging": map[string]any{"logs": map[string]any{"default": map[string]any{
@@ -59,7 +63,7 @@ func loadCaddy(t testing.TB, handlers ...map[string]any) string {
 		"apps": map[string]any{"http": map[string]any{
 			"grace_period": int64(time.Millisecond),
 			"servers": map[string]any{"test": map[string]any{
-				"listen":          []string{caddyAddr},
+				"listen":          []string{"127.0.0.1:0"},
 				"automatic_https": map[string]any{"disable": true},
 				"routes":          []any{map[string]any{"handle": handlers}},
 			}},
@@ -72,7 +76,15 @@ func loadCaddy(t testing.TB, handlers ...map[string]any) string {
 	if err := caddy.Load(raw, true); err != nil {
 		t.Fatalf("loading Caddy config: %v", err)
 	}
-	return "http://" + caddyAddr
+	app, err := caddy.ActiveContext().App("http")
+	if err != nil {
+		t.Fatalf("the loaded Caddy's http app: %v", err)
+	}
+	listeners := app.(*caddyhttp.App).Servers["test"].Listeners()
+	if len(listeners) != 1 {
+		t.Fatalf("the loaded Caddy listens on %d addresses, want 1", len(listeners))
+	}
+	return "http://" + listeners[0].Addr().String()
 }
 
 func logLevel() string {
