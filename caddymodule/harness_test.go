@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	_ "github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 )
@@ -45,6 +47,29 @@ func freeAddr(t testing.TB) string {
 	addr := l.Addr().String()
 	l.Close()
 	return addr
+}
+
+// loadCaddyfile adapts and loads the Caddyfile that site writes for a
+// loopback address, and returns that address. A port found free can be
+// taken by another process before Caddy binds it (see loadCaddy): the load
+// is then tried again on another port, three times in all; any other error
+// fails the test at once.
+func loadCaddyfile(t testing.TB, site func(addr string) string) string {
+	t.Helper()
+	var err error
+	for try := 0; try < 3; try++ {
+		addr := freeAddr(t)
+		cfg, _, aerr := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(site(addr)), nil)
+		must(t, aerr, "adapting")
+		if err = caddy.Load(cfg, true); err == nil {
+			return addr
+		}
+		if !strings.Contains(err.Error(), "address already in use") {
+			break
+		}
+	}
+	t.Fatalf("loading: %v", err)
+	return ""
 }
 
 // loadCaddy runs Caddy in-process with one route: the given handlers in
@@ -129,5 +154,24 @@ func must(t interface {
 	t.Helper()
 	if err != nil {
 		t.Fatalf("%s: %v", fmt.Sprintf(what, args...), err)
+	}
+}
+
+// TestLoadCaddyfileRetriesATakenPort: a port taken between freeAddr and
+// Caddy's bind costs one more try, not the test.
+func TestLoadCaddyfileRetriesATakenPort(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err, "taking a port")
+	defer taken.Close()
+	tries := 0
+	addr := loadCaddyfile(t, func(addr string) string {
+		tries++
+		if tries == 1 {
+			addr = taken.Addr().String()
+		}
+		return fmt.Sprintf("{\n\tadmin off\n\tpersist_config off\n}\nhttp://%s {\n\trespond ok\n}\n", addr)
+	})
+	if tries != 2 || addr == taken.Addr().String() {
+		t.Fatalf("tries %d, address %s (taken %s): want a second try on another port", tries, addr, taken.Addr())
 	}
 }

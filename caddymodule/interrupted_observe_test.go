@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -45,8 +44,8 @@ func TestInterruptedOperators(t *testing.T) {
 	}))
 	defer up.Close()
 	logFile := filepath.Join(t.TempDir(), "access.log")
-	addr := freeAddr(t)
-	caddyfile := fmt.Sprintf(`{
+	addr := loadCaddyfile(t, func(addr string) string {
+		return fmt.Sprintf(`{
 	admin off
 	persist_config off
 }
@@ -60,9 +59,7 @@ http://%s {
 	llm_meta
 	reverse_proxy %s
 }`, addr, logFile, up.Listener.Addr().String())
-	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(caddyfile), nil)
-	must(t, err, "adapting")
-	must(t, caddy.Load(cfg, true), "loading")
+	})
 
 	cut0 := counterValue(t, metrics.interrupted)
 	for _, q := range []string{"", "?whole=1"} {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -123,8 +122,8 @@ func TestPlaceholdersInHeaderAndLogAppend(t *testing.T) {
 	}))
 	defer up.Close()
 	logFile := filepath.Join(t.TempDir(), "access.log")
-	addr := freeAddr(t)
-	caddyfile := fmt.Sprintf(`{
+	addr := loadCaddyfile(t, func(addr string) string {
+		return fmt.Sprintf(`{
 	admin off
 	persist_config off
 }
@@ -147,9 +146,7 @@ http://%s {
 	}
 	reverse_proxy %s
 }`, addr, logFile, up.Listener.Addr().String())
-	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(caddyfile), nil)
-	must(t, err, "adapting")
-	must(t, caddy.Load(cfg, true), "loading")
+	})
 
 	// The counters as the vectors hold them (the module keeps its own
 	// handles to them, looked up once per label set): each request counts
