@@ -35,32 +35,44 @@ func exampleSites(t *testing.T, edgeUpstream string) exampleURLs {
 	root := repoRoot(t)
 	src, err := os.ReadFile(filepath.Join(root, "Caddyfile.example"))
 	must(t, err, "reading Caddyfile.example")
-	ports := map[string]string{}
-	for _, p := range []string{"8080", "8081", "8082"} {
-		_, port, _ := net.SplitHostPort(freeAddr(t))
-		ports[p] = port
-	}
-	adminAddr := freeAddr(t)
-	text := string(src)
-	if !strings.Contains(text, "admin localhost:2019") {
+	if !strings.Contains(string(src), "admin localhost:2019") {
 		t.Fatal("Caddyfile.example no longer has `admin localhost:2019`: update this test")
-	}
-	text = strings.Replace(text, "admin localhost:2019", "admin "+adminAddr+"\n\tpersist_config off\n\tdefault_bind 127.0.0.1", 1)
-	text = strings.Replace(text, "{$JARVIS_GATEWAY_URL:http://127.0.0.1:8081}", edgeUpstream, 1)
-	for from, to := range ports {
-		text = strings.ReplaceAll(text, ":"+from, ":"+to)
-	}
-	adapter := caddyconfig.GetAdapter("caddyfile")
-	cfg, warnings, err := adapter.Adapt([]byte(text), map[string]any{"filename": "Caddyfile.example"})
-	must(t, err, "adapting Caddyfile.example")
-	for _, w := range warnings {
-		t.Logf("adapt warning: %s", w.Message)
 	}
 	// The playground's file_server root is relative to where Caddy runs.
 	wd, _ := os.Getwd()
 	must(t, os.Chdir(root), "chdir to the repo root")
 	t.Cleanup(func() { _ = os.Chdir(wd) })
-	must(t, caddy.Load(cfg, true), "loading Caddyfile.example")
+	// Ports found free are closed before Caddy binds them, so another
+	// process can take one meanwhile: then the load is tried again on
+	// other ports, as loadCaddyfile does.
+	var ports map[string]string
+	var adminAddr string
+	for try := 0; ; try++ {
+		ports = map[string]string{}
+		for _, p := range []string{"8080", "8081", "8082"} {
+			_, port, _ := net.SplitHostPort(freeAddr(t))
+			ports[p] = port
+		}
+		adminAddr = freeAddr(t)
+		text := strings.Replace(string(src), "admin localhost:2019", "admin "+adminAddr+"\n\tpersist_config off\n\tdefault_bind 127.0.0.1", 1)
+		text = strings.Replace(text, "{$JARVIS_GATEWAY_URL:http://127.0.0.1:8081}", edgeUpstream, 1)
+		for from, to := range ports {
+			text = strings.ReplaceAll(text, ":"+from, ":"+to)
+		}
+		adapter := caddyconfig.GetAdapter("caddyfile")
+		cfg, warnings, err := adapter.Adapt([]byte(text), map[string]any{"filename": "Caddyfile.example"})
+		must(t, err, "adapting Caddyfile.example")
+		for _, w := range warnings {
+			t.Logf("adapt warning: %s", w.Message)
+		}
+		err = caddy.Load(cfg, true)
+		if err == nil {
+			break
+		}
+		if try == 2 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatalf("loading Caddyfile.example: %v", err)
+		}
+	}
 	return exampleURLs{
 		chat:  "http://127.0.0.1:" + ports["8080"],
 		edge:  "http://127.0.0.1:" + ports["8082"],
