@@ -1087,8 +1087,9 @@ describe('playground in Chromium through llm_meta', { timeout: 300_000 }, () => 
   test('README screenshot: a short conversation', async () => {
     const page = env.page;
     await page.setViewportSize({ width: 1280, height: 1240 });
-    await ask('Weather in Paris?', { baseUrl: '', token: '' });
-    await ask('SOL price?', { model: 'demo-hustle', newChat: false });
+    await ask('SOL price?', { model: 'demo-hustle', baseUrl: '', token: '' });
+    await ask('Weather in Paris?', { model: 'demo-auto', newChat: false });
+    await ask('Open my terminal', { model: 'demo-cut', newChat: false });
     const adv = page.locator('details.advanced');
     if (await adv.evaluate((d) => d.open)) await adv.locator('summary').click();
     await page.getByLabel('Message', { exact: true }).fill('Can we meet Acme Corp next Tuesday?');
