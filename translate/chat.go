@@ -419,7 +419,7 @@ func readChat(s string, x *jsonIndex, rep *Reply) (choiceMeta []int) {
 	}
 	if x.flags&idxManyTools != 0 {
 		if v, ok := x.at(s, topChoices); ok {
-			walkToolNames(s, v, true, true, meta)
+			walkToolNames(s, v, meta)
 		}
 	} else {
 		for _, r := range x.refs[:x.nrefs] {

@@ -11,13 +11,10 @@ import (
 // (jsonscan.Iter): where gjson's Get and ForEach would scan each choice
 // again for every path, each byte of choices is read about once.
 
-var pathName = []string{"name"}
-
 // toolWalk finds the tool names of a valid JSON reply in one pass over it
 // (see walkToolNames).
 type toolWalk struct {
 	s              string
-	calls, funcs   bool
 	meta           *Meta // gains the names
 	tcDone, fcDone bool  // this choice's tool_calls and function_call.name found
 	fcV, fcEnd     int   // bounds of this choice's function_call.name
@@ -31,8 +28,8 @@ type toolWalk struct {
 // each found as gjson's Get finds it (the first tool_calls member of the
 // message copies in document order; the first function copy with a name).
 // Each byte of choices is read about once.
-func walkToolNames(s string, v int, calls, funcCall bool, meta *Meta) {
-	w := toolWalk{s: s, calls: calls, funcs: funcCall, meta: meta}
+func walkToolNames(s string, v int, meta *Meta) {
+	w := toolWalk{s: s, meta: meta}
 	if s[v] == '[' || s[v] == '{' { // gjson's ForEach visits an object's values too
 		ci := jsonscan.IterAt(s, v)
 		for _, c, ok := ci.Next(); ok; _, c, ok = ci.Next() {
@@ -46,7 +43,7 @@ func walkToolNames(s string, v int, calls, funcCall bool, meta *Meta) {
 // choice reads the choice object at c and returns where it ends.
 func (w *toolWalk) choice(c int) int {
 	s := w.s
-	w.tcDone, w.fcDone, w.fcV = !w.calls, !w.funcs, -1
+	w.tcDone, w.fcDone, w.fcV = false, false, -1
 	it := jsonscan.IterAt(s, c)
 	for k, m, ok := it.Next(); ok; k, m, ok = it.Next() {
 		if jsonscan.KeyIs(k, "message") && s[m] == '{' && !(w.tcDone && w.fcDone) {
@@ -70,9 +67,9 @@ func (w *toolWalk) message(m int) int {
 			if s[v] == '[' {
 				it.SkipTo(w.toolCalls(v))
 			}
-		case !w.fcDone && jsonscan.KeyIs(k, "function_call"):
-			// Rare: the name is found by path, from this copy.
-			if nv, ne, ok := jsonscan.Path(s, v, pathName); ok {
+		case !w.fcDone && jsonscan.KeyIs(k, "function_call") && s[v] == '{':
+			// Rare: the name is found by a look-up in this copy.
+			if nv, ne, ok := jsonscan.FindMember(s, v, "name"); ok {
 				w.fcDone, w.fcV, w.fcEnd = true, nv, ne
 			}
 		}

@@ -1,8 +1,6 @@
 package translate
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
@@ -22,11 +20,7 @@ func valueAsString(v gjson.Result) string {
 	case gjson.Null:
 		return ""
 	case gjson.JSON:
-		var b bytes.Buffer
-		if err := json.Compact(&b, []byte(v.Raw)); err == nil {
-			return b.String()
-		}
-		return v.Raw
+		return string(compactJSON(bytesView(v.Raw)))
 	default:
 		return v.Raw
 	}

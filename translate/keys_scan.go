@@ -24,6 +24,3 @@ func newKeyTable(own []string) *jsonscan.Keys {
 	}
 	return jsonscan.NewKeys(append([]string{"meta", "error"}, own...)...)
 }
-
-// scanKeys is the keys of t that data holds.
-func scanKeys(data []byte, t *jsonscan.Keys) keySet { return keySet(t.Scan(data)) }

@@ -16,7 +16,7 @@ func TestStartsObject(t *testing.T) {
 	}
 }
 
-// deltaToolNames, behind the scanKeys look-up, must find what the two #
+// deltaToolNames, behind the key scan, must find what the two #
 // queries it replaces found behind bytes.Contains("tool_calls") and
 // bytes.Contains("function_call"). (Keys spelt with \u escapes are not
 // looked for, before or after.)
@@ -42,7 +42,7 @@ func refToolNames(s string) []string {
 
 func newToolNames(s string) []string {
 	var names []string
-	keys := scanKeys([]byte(s), chatProtocol.keyTable)
+	keys := keySet(chatProtocol.keyTable.Scan([]byte(s)))
 	if keys&(hasToolCall|hasFuncCall) != 0 && keys&hasName != 0 {
 		deltaToolNames(s, keys, func(n string) { names = append(names, n) })
 	}

@@ -171,8 +171,7 @@ func (m *Meta) touch(key string) int {
 	}
 	if m.keys == nil {
 		// No key yet, so no tool either: all of the first storage at once.
-		st := new(metaStore)
-		m.keys, m.vals, m.tools, m.toolText = st.keys[:0], st.vals[:0], st.tools[:0], st.text[:0]
+		m.useStore(new(metaStore))
 	}
 	// Keys and names often come from gjson look-ups on a caller's buffer
 	// (strView): copy them, since m outlives that buffer (the module's
@@ -202,28 +201,17 @@ func (m *Meta) useStore(st *metaStore) {
 	}
 }
 
-// ownKey returns key in memory of its own: the constant for the keys the
-// module writes itself, else a copy.
+// moduleKeys are the keys the module writes itself.
+var moduleKeys = [...]string{keyTools, keyTrimmed, KeyStructuredResult, KeyStructuredMetadata,
+	KeyHustle, KeyUsage, KeyCost, KeyTiming, KeyToolCalls}
+
+// ownKey returns key in memory of its own: the constant for moduleKeys,
+// else a copy.
 func ownKey(key string) string {
-	switch key {
-	case keyTools:
-		return keyTools
-	case keyTrimmed:
-		return keyTrimmed
-	case KeyStructuredResult:
-		return KeyStructuredResult
-	case KeyStructuredMetadata:
-		return KeyStructuredMetadata
-	case KeyHustle:
-		return KeyHustle
-	case KeyUsage:
-		return KeyUsage
-	case KeyCost:
-		return KeyCost
-	case KeyTiming:
-		return KeyTiming
-	case KeyToolCalls:
-		return KeyToolCalls
+	for _, k := range moduleKeys {
+		if k == key {
+			return k
+		}
 	}
 	return strings.Clone(key)
 }
@@ -470,13 +458,11 @@ func (m *Meta) Has(key string) bool {
 // MergeJSON merges a JSON object into m. It reports false, merging nothing,
 // when raw is not an object.
 func (m *Meta) MergeJSON(raw []byte) bool {
-	s := strView(raw)
-	v := gjson.Parse(s)
-	if !v.IsObject() || !jsonscan.Valid(s) {
-		return false
+	v, ok := jsonObject(strView(raw))
+	if ok {
+		m.mergeResult(v)
 	}
-	m.mergeResult(v)
-	return true
+	return ok
 }
 
 // MergeResult is MergeJSON for an already parsed value.
@@ -557,27 +543,13 @@ func (m *Meta) AppendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
-// JSON returns m as a compact JSON object.
-func (m *Meta) JSON() []byte { return m.AppendJSON(make([]byte, 0, m.sizeHint())) }
-
-// sizeHint is the length of m's JSON, so that JSON allocates once.
-func (m *Meta) sizeHint() int { return m.Size() }
+// JSON returns m as a compact JSON object, allocated once (Size).
+func (m *Meta) JSON() []byte { return m.AppendJSON(make([]byte, 0, m.Size())) }
 
 // int64Len is the number of bytes strconv writes for n.
 func int64Len(n int64) int {
-	l := 1
-	if n < 0 {
-		l++
-		if n == -1<<63 {
-			return 20
-		}
-		n = -n
-	}
-	for n >= 10 {
-		n /= 10
-		l++
-	}
-	return l
+	var b [20]byte
+	return len(strconv.AppendInt(b[:0], n, 10))
 }
 
 // compactJSON removes insignificant white space, so that meta events stay one line.

@@ -35,7 +35,7 @@ func RequestUnchanged(body []byte, opts RequestOptions) bool {
 }
 
 // requestKeys looks for the flags' keys in body and, when askUsage, for a
-// "stream" key followed by true, in one pass over its quotes (as scanKeys:
+// "stream" key followed by true, in one pass over its quotes (as jsonscan.Keys:
 // most strings start with a letter no flag or "stream" starts with). It
 // stops at the first flag.
 func requestKeys(body []byte, askUsage bool) (flag, stream bool) {

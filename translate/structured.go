@@ -79,11 +79,8 @@ var errStructuredNotObject = errors.New("request body is not a JSON object")
 // that message; messages that are not an array are left alone. Every other
 // byte of the body is kept; body itself is never modified.
 func ApplyStructuredRequest(body []byte, instruction string) ([]byte, error) {
-	if !jsonscan.Valid(strView(body)) {
-		return nil, errStructuredNotObject
-	}
-	root := gjson.ParseBytes(body)
-	if !root.IsObject() {
+	root, ok := jsonObject(strView(body))
+	if !ok {
 		return nil, errStructuredNotObject
 	}
 	if instruction == "" {
@@ -97,7 +94,7 @@ func ApplyStructuredRequest(body []byte, instruction string) ([]byte, error) {
 	}
 	switch {
 	case !msgs.Exists():
-		out, err = sjson.SetRawBytes(out, "messages", structuredSystemMessage(nil, instruction, true))
+		out, err = sjson.SetRawBytes(out, "messages", prependSystemMessage("[]", instruction))
 	case msgs.IsArray():
 		sysIndex, sysContent := -1, gjson.Result{}
 		i := 0
@@ -125,29 +122,16 @@ func ApplyStructuredRequest(body []byte, instruction string) ([]byte, error) {
 	return out, nil
 }
 
-// systemMessage appends {"role":"system","content":text}, inside brackets
-// when array is set.
-func structuredSystemMessage(dst []byte, text string, array bool) []byte {
-	if array {
-		dst = append(dst, '[')
-	}
-	dst = append(dst, `{"role":"system","content":`...)
-	dst = jsonscan.AppendString(dst, text)
-	dst = append(dst, '}')
-	if array {
-		dst = append(dst, ']')
-	}
-	return dst
-}
-
-// prependMessage returns the JSON array raw with a system message first,
-// keeping the bytes of the other elements.
+// prependSystemMessage returns the JSON array raw with the system message
+// {"role":"system","content":text} first, keeping the bytes of the other
+// elements.
 func prependSystemMessage(raw, text string) []byte {
 	open := strings.IndexByte(raw, '[')
 	rest := raw[open+1:]
 	dst := make([]byte, 0, len(raw)+len(text)+48)
-	dst = append(dst, '[')
-	dst = structuredSystemMessage(dst, text, false)
+	dst = append(dst, `[{"role":"system","content":`...)
+	dst = jsonscan.AppendString(dst, text)
+	dst = append(dst, '}')
 	if strings.TrimLeft(rest, " \t\r\n")[0] != ']' {
 		dst = append(dst, ',')
 	}
@@ -161,11 +145,10 @@ func prependSystemMessage(raw, text string) []byte {
 // plus "scheduling":{"detected","datetime_mentioned"} when the model gave
 // scheduling_intent. Missing values are "", false and [].
 func SplitStructuredReply(content string) (reply string, metadata []byte, ok bool) {
-	s := strings.Trim(content, " \t\r\n")
-	if len(s) == 0 || s[0] != '{' || !jsonscan.Valid(s) {
+	root, ok := jsonObject(jsonscan.TrimSpace(content))
+	if !ok {
 		return content, nil, false
 	}
-	root := gjson.Parse(s)
 	res := root.Get("reply")
 	if res.Type != gjson.String {
 		return content, nil, false
@@ -326,8 +309,7 @@ const (
 	rsColon                    // after a key
 	rsValue                    // after ':'
 	rsReply                    // inside the reply string
-	rsSkipString               // inside another top-level string value
-	rsNested                   // inside a nested object or array
+	rsNested                   // inside a nested object or array, or another top-level string
 	rsScalar                   // inside a number or literal
 	rsAfterValue               // after a top-level value
 	rsDone                     // nothing more to show: reply read or object closed
@@ -524,8 +506,8 @@ func (d *ReplyStream) scan(s string, i int) string {
 				if d.isReplyKey() { // the first: rsReply ends in rsDone
 					d.state = rsReply
 					d.startString()
-				} else {
-					d.state, d.skipEsc = rsSkipString, false
+				} else { // skipped as a string at depth 0
+					d.state, d.depth, d.inStr, d.skipEsc = rsNested, 0, true, false
 				}
 			case c == '{' || c == '[':
 				d.state, d.depth, d.inStr, d.skipEsc = rsNested, 1, false, false
@@ -538,8 +520,6 @@ func (d *ReplyStream) scan(s string, i int) string {
 			if i, closed = d.str(s, i, rsSinkReply); closed {
 				d.state = rsDone
 			}
-		case rsSkipString:
-			i = d.skipString(s, i)
 		case rsNested:
 			i = d.skipNested(s, i)
 		case rsScalar:
@@ -736,26 +716,8 @@ func (d *ReplyStream) escByte(c byte, sink int) bool {
 	return true
 }
 
-// skipString skips the rest of a top-level string value that is not the reply.
-func (d *ReplyStream) skipString(s string, i int) int {
-	for i < len(s) {
-		c := s[i]
-		i++
-		if d.skipEsc {
-			d.skipEsc = false
-			continue
-		}
-		if c == '\\' {
-			d.skipEsc = true
-		} else if c == '"' {
-			d.state = rsAfterValue
-			return i
-		}
-	}
-	return i
-}
-
-// skipNested skips a nested object or array, strings in it included.
+// skipNested skips a nested object or array, strings in it included, or
+// (at depth 0) a top-level string value that is not the reply.
 func (d *ReplyStream) skipNested(s string, i int) int {
 	for i < len(s) {
 		c := s[i]
@@ -768,6 +730,10 @@ func (d *ReplyStream) skipNested(s string, i int) int {
 				d.skipEsc = true
 			case c == '"':
 				d.inStr = false
+				if d.depth == 0 {
+					d.state = rsAfterValue
+					return i
+				}
 			}
 			continue
 		}

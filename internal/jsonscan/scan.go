@@ -2,7 +2,7 @@
 // one pass that validates a document and, on the way, tells its caller of
 // the members and containers it wants (Scan and its Hooks); walks over a
 // document already known valid that find a key or pass over a value with
-// no parsing (Iter, Path, SkipValue); the keys a stream's event holds,
+// no parsing (Iter, FindMember, SkipValue); the keys a stream's event holds,
 // found without parsing it (Keys, KeyScanner); JSON strings written and
 // read.
 //

@@ -183,31 +183,6 @@ func (it *Iter) SkipTo(end int) { it.i, it.v = end, -1 }
 // container.
 func (it *Iter) End() int { return it.i }
 
-// Path returns the bounds of the value at the dotted path (given as its
-// keys) from the object at s[i], found as gjson's Get finds
-// it: the members named path[0] are tried in order, and the first through
-// which the rest of the path leads wins (a repeated key whose first copy
-// lacks the rest does not hide the next copy). ok is false when there is
-// none.
-func Path(s string, i int, path []string) (v, end int, ok bool) {
-	if i >= len(s) || s[i] != '{' {
-		return 0, 0, false
-	}
-	it := IterAt(s, i)
-	for k, vs, more := it.Next(); more; k, vs, more = it.Next() {
-		if !KeyIs(k, path[0]) {
-			continue
-		}
-		if len(path) == 1 {
-			return vs, SkipValue(s, vs), true
-		}
-		if v, end, ok = Path(s, vs, path[1:]); ok {
-			return v, end, true
-		}
-	}
-	return 0, 0, false
-}
-
 // KeyIs reports whether the raw key k (as it lies between its quotes)
 // names key.
 func KeyIs(k, key string) bool {
