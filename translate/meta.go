@@ -241,7 +241,7 @@ func (m *Meta) AddTool(name string) {
 		m.dropped()
 		return
 	}
-	n := jsonStringLen(name) + 1 // the name and its comma
+	n := jsonscan.StringLen(name) + 1 // the name and its comma
 	grow := n
 	if len(m.tools) == 0 {
 		grow += len(`"tools_used":[],`)
@@ -347,12 +347,9 @@ func (m *Meta) setValue(key string, val []byte, owned bool) {
 		return // not a JSON value
 	}
 	out := writtenLen(key, val)
-	member := jsonStringLen(key) + 2 + out // "key":val,
-	old := 0
+	member := jsonscan.StringLen(key) + 2 + out // "key":val,
 	i := m.index(key)
-	if i >= 0 && m.vals[i] != nil {
-		old = jsonStringLen(key) + 2 + m.valLen(key, i)
-	}
+	old := m.memberLen(i)
 	if !m.fits(member - old) {
 		return
 	}
@@ -381,29 +378,30 @@ func (m *Meta) setValue(key string, val []byte, owned bool) {
 // room is how many bytes the member key may take (its name, colon, value
 // and comma): what is left of m's bound, its current member counted free.
 func (m *Meta) room(key string) int {
-	free := m.MaxBytes() - m.Size()
-	if i := m.index(key); i >= 0 && m.vals[i] != nil {
-		free += jsonStringLen(key) + 2 + m.valLen(key, i)
-	}
-	return free
+	return m.MaxBytes() - m.Size() + m.memberLen(m.index(key))
 }
 
 // unset removes the value of key (not one of the two special keys); the
 // key keeps its place, should it be set again.
 func (m *Meta) unset(key string) {
 	if i := m.index(key); i >= 0 && m.vals[i] != nil {
-		m.valBytes -= jsonStringLen(key) + 2 + m.valLen(key, i)
+		m.valBytes -= m.memberLen(i)
 		m.vals[i] = nil
 		m.nvals--
 	}
 }
 
-// valLen is the written length of the value of key i.
-func (m *Meta) valLen(key string, i int) int {
-	if key == KeyStructuredResult {
-		return m.srLen
+// memberLen is the written length of the member of key i ("key":value
+// and its comma), 0 when it has no value (or i < 0).
+func (m *Meta) memberLen(i int) int {
+	if i < 0 || m.vals[i] == nil {
+		return 0
 	}
-	return len(m.vals[i])
+	n := len(m.vals[i])
+	if m.keys[i] == KeyStructuredResult {
+		n = m.srLen
+	}
+	return jsonscan.StringLen(m.keys[i]) + 2 + n
 }
 
 // writtenLen is the length of what AppendJSON writes for the stored value
@@ -567,14 +565,11 @@ func compactJSON(raw []byte) []byte {
 
 // hasSpaceOutsideStrings reports whether raw has white space between tokens.
 func hasSpaceOutsideStrings(raw []byte) bool {
-	in := false
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; {
-		case in && c == '\\':
-			i++
-		case c == '"':
-			in = !in
-		case !in && jsonscan.IsSpace(c):
+	s := strView(raw)
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			i = jsonscan.SkipString(s, i) - 1
+		} else if jsonscan.IsSpace(s[i]) {
 			return true
 		}
 	}

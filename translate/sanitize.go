@@ -73,35 +73,6 @@ func ToolsHeader(tools []string) string {
 	return string(b)
 }
 
-// jsonStringLen is the length of what jsonscan.AppendString writes for s.
-func jsonStringLen(s string) int {
-	n := 2
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
-				n += 2
-			case c < 0x20:
-				n += 6
-			default:
-				n++
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
-			n += 6
-		default:
-			n += size
-		}
-		i += size
-	}
-	return n
-}
-
 // appendValidUTF8 appends raw, JSON text an upstream wrote, with each run of
 // invalid UTF-8 in it (which can only sit inside its strings) replaced by
 // U+FFFD, as jsonscan.AppendString does for the module's own strings: what the

@@ -658,21 +658,8 @@ func (d *ReplyStream) escByte(c byte, sink int) bool {
 			d.esc, d.hex = 2, 0
 			return true
 		}
-		var r byte
-		switch c {
-		case '"', '\\', '/':
-			r = c
-		case 'b':
-			r = '\b'
-		case 'f':
-			r = '\f'
-		case 'n':
-			r = '\n'
-		case 'r':
-			r = '\r'
-		case 't':
-			r = '\t'
-		default:
+		r, ok := jsonscan.Unescape(c)
+		if !ok {
 			return false
 		}
 		d.esc = 0
@@ -680,15 +667,8 @@ func (d *ReplyStream) escByte(c byte, sink int) bool {
 		d.putRune(sink, rune(r))
 		return true
 	}
-	var v rune
-	switch {
-	case '0' <= c && c <= '9':
-		v = rune(c - '0')
-	case 'a' <= c && c <= 'f':
-		v = rune(c - 'a' + 10)
-	case 'A' <= c && c <= 'F':
-		v = rune(c - 'A' + 10)
-	default:
+	v, ok := jsonscan.Unhex(c)
+	if !ok {
 		return false
 	}
 	d.hex = d.hex<<4 | v

@@ -107,7 +107,7 @@ func (t *toolCalls) begin(name string, key callKey, keyed bool, maxBytes int) *c
 
 // setName gives c its name, when it fits the bound.
 func (c *callEntry) setName(t *toolCalls, name string, maxBytes int) {
-	n := jsonStringLen(name)
+	n := jsonscan.StringLen(name)
 	if t.names+n > maxBytes {
 		c.out = true
 		return
@@ -233,7 +233,7 @@ func (c *callEntry) clippedArgs() ([]byte, bool) {
 // jsonLen is the length of c's entry as appendToolCall writes it.
 func (c *callEntry) jsonLen() int {
 	args, clipped := c.clippedArgs()
-	n := len(`{"name":,"arguments":}`) + jsonStringLen(c.name) + jsonStringLen(strView(args))
+	n := len(`{"name":,"arguments":}`) + jsonscan.StringLen(c.name) + jsonscan.StringLen(strView(args))
 	if clipped {
 		n += len(`,"clipped":true`)
 	}
@@ -264,7 +264,7 @@ func (r *Reply) sealToolCalls() {
 		return
 	}
 	m := &r.Meta
-	room := m.room(KeyToolCalls) - jsonStringLen(KeyToolCalls) - len(`:[],`)
+	room := m.room(KeyToolCalls) - jsonscan.StringLen(KeyToolCalls) - len(`:[],`)
 	size := 2
 	for i := range t.list {
 		size += t.list[i].jsonLen() + 1

@@ -12,6 +12,9 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
+// shortEscape is the letter of each control character's short escape.
+var shortEscape = [0x20]byte{'\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'}
+
 // AppendString appends s as a JSON string: no HTML escaping, invalid UTF-8
 // replaced by U+FFFD, like encoding/json with SetEscapeHTML(false).
 func AppendString(dst []byte, s string) []byte { return appendString(dst, s, false) }
@@ -36,24 +39,11 @@ func appendString(dst []byte, s string, html bool) []byte {
 				continue
 			}
 			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
+			switch {
+			case c == '"' || c == '\\':
 				dst = append(dst, '\\', c)
-			case '\b', '\f':
-				switch {
-				case html && c == '\b': // json.Marshal's short forms
-					dst = append(dst, '\\', 'b')
-				case html:
-					dst = append(dst, '\\', 'f')
-				default:
-					dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-				}
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
+			case c < 0x20 && shortEscape[c] != 0 && (html || c != '\b' && c != '\f'): // \b \f: json.Marshal's
+				dst = append(dst, '\\', shortEscape[c])
 			default:
 				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 			}
@@ -81,6 +71,35 @@ func appendString(dst []byte, s string, html bool) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// StringLen is the length of what AppendString writes for s.
+func StringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+				n += 2
+			case c < 0x20:
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
 }
 
 // plainRun returns the index of the first byte at or after s[i] that a
@@ -132,39 +151,29 @@ func AppendUnescaped(dst []byte, lit string) []byte {
 		}
 		e := lit[i+1]
 		i += 2
-		switch e {
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r, ok := hex4(lit, i)
-			if !ok {
-				return dst
-			}
-			i += 4
-			if utf16.IsSurrogate(r) {
-				r2, ok := rune(0), false
-				if i+6 <= len(lit) && lit[i] == '\\' && lit[i+1] == 'u' {
-					r2, ok = hex4(lit, i+2)
-				}
-				if d := utf16.DecodeRune(r, r2); ok && d != utf8.RuneError {
-					r = d
-					i += 6
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			dst = utf8.AppendRune(dst, r)
-		default: // '"', '\\', '/'
-			dst = append(dst, e)
+		if c, ok := Unescape(e); ok {
+			dst = append(dst, c)
+			continue
 		}
+		// \u and four hex digits, half of a surrogate pair perhaps
+		r, ok := hex4(lit, i)
+		if !ok {
+			return dst
+		}
+		i += 4
+		if utf16.IsSurrogate(r) {
+			r2, ok := rune(0), false
+			if i+6 <= len(lit) && lit[i] == '\\' && lit[i+1] == 'u' {
+				r2, ok = hex4(lit, i+2)
+			}
+			if d := utf16.DecodeRune(r, r2); ok && d != utf8.RuneError {
+				r = d
+				i += 6
+			} else {
+				r = utf8.RuneError
+			}
+		}
+		dst = utf8.AppendRune(dst, r)
 	}
 	return dst
 }
@@ -176,20 +185,37 @@ func hex4(s string, i int) (rune, bool) {
 	}
 	var r rune
 	for _, c := range []byte(s[i : i+4]) {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
+		v, ok := Unhex(c)
+		if !ok {
 			return 0, false
 		}
-		r = r<<4 | rune(c)
+		r = r<<4 | v
 	}
 	return r, true
 }
+
+// Unhex is the value of the hex digit c.
+func Unhex(c byte) (rune, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return rune(c - '0'), true
+	case c >= 'a' && c <= 'f':
+		return rune(c - 'a' + 10), true
+	case c >= 'A' && c <= 'F':
+		return rune(c - 'A' + 10), true
+	}
+	return 0, false
+}
+
+// Unescape is the byte the one-byte escape \e of a JSON string stands
+// for (\n: a newline), ok false when e makes no such escape (\u is four
+// hex digits more).
+func Unescape(e byte) (c byte, ok bool) {
+	c = unescaped[e]
+	return c, c != 0
+}
+
+var unescaped = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // Number reads raw, a value of a valid document, as gjson reads a number
 // (strconv.ParseFloat; a plain integer of up to 15 digits directly), ok

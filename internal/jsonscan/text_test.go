@@ -29,6 +29,9 @@ func TestAppendString(t *testing.T) {
 			t.Errorf("AppendString(%q) = %s, want %s", c.in, got, c.want)
 		}
 	}
+	if got := string(AppendStringHTML(nil, "\b\f\x01<&>")); got != `"\b\f\u0001\u003c\u0026\u003e"` {
+		t.Errorf("AppendStringHTML = %s, want json.Marshal's short \\b and \\f", got)
+	}
 	if got := string(AppendString([]byte("x="), "y")); got != `x="y"` {
 		t.Errorf("AppendStringing does not append: %s", got)
 	}
@@ -120,6 +123,9 @@ func TestAppendStrSameAsEncodingJSON(t *testing.T) {
 		}
 		if got, want := AppendString(nil, s), bytes.TrimSuffix(enc.Bytes(), []byte("\n")); !bytes.Equal(got, want) {
 			t.Fatalf("AppendString(%q) = %s, encoding/json %s", s, got, want)
+		}
+		if got, want := StringLen(s), len(AppendString(nil, s)); got != want {
+			t.Fatalf("StringLen(%q) = %d, AppendString writes %d", s, got, want)
 		}
 		want, _ := json.Marshal(s)
 		if got := AppendStringHTML(nil, s); !bytes.Equal(got, want) {
