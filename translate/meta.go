@@ -444,13 +444,19 @@ func (m *Meta) Get(key string) []byte {
 
 // Has reports whether key holds a value, the two special keys included.
 func (m *Meta) Has(key string) bool {
-	switch key {
+	i := m.index(key)
+	return i >= 0 && m.holds(i)
+}
+
+// holds reports whether key i holds a value.
+func (m *Meta) holds(i int) bool {
+	switch m.keys[i] {
 	case keyTools:
 		return len(m.tools) > 0
 	case keyTrimmed:
 		return m.hasTrimmed
 	}
-	return m.Get(key) != nil
+	return m.vals[i] != nil
 }
 
 // MergeJSON merges a JSON object into m. It reports false, merging nothing,
@@ -497,19 +503,8 @@ func (m *Meta) AppendJSON(dst []byte) []byte {
 	dst = append(dst, '{')
 	first := true
 	for i, k := range m.keys {
-		switch k {
-		case keyTools:
-			if len(m.tools) == 0 {
-				continue
-			}
-		case keyTrimmed:
-			if !m.hasTrimmed {
-				continue
-			}
-		default:
-			if m.vals[i] == nil {
-				continue
-			}
+		if !m.holds(i) {
+			continue
 		}
 		if !first {
 			dst = append(dst, ',')

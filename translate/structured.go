@@ -46,14 +46,8 @@ var structuredResponseFormat = buildStructuredResponseFormat()
 
 func buildStructuredResponseFormat() []byte {
 	enum := func(dst []byte, vals []string) []byte {
-		dst = append(dst, '[')
-		for i, v := range vals {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = jsonscan.AppendString(dst, v)
-		}
-		return append(dst, ']')
+		list, _ := json.Marshal(vals)
+		return append(dst, list...)
 	}
 	b := []byte(`{"type":"json_schema","json_schema":{"name":"structured_reply","schema":{"type":"object","properties":{`)
 	b = append(b, `"entities":{"type":"array","description":"The entities the user's message is about, named before the reply is written.","items":{"type":"object","properties":{"name":{"type":"string"},"type":{"type":"string","enum":`...)
@@ -340,10 +334,7 @@ func (d *ReplyStream) Feed(delta string) string {
 	case rsPassthrough:
 		return delta
 	case rsUndecided:
-		i := 0
-		for i < len(delta) && jsonscan.IsSpace(delta[i]) {
-			i++
-		}
+		i := jsonscan.Space(delta, 0)
 		if i == len(delta) {
 			if d.maxBytes > 0 && len(d.ws)+len(delta) > d.maxBytes {
 				return d.passthrough(delta)
