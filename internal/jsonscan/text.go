@@ -16,7 +16,9 @@ const hexDigits = "0123456789abcdef"
 var shortEscape = [0x20]byte{'\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'}
 
 // AppendString appends s as a JSON string: no HTML escaping, invalid UTF-8
-// replaced by U+FFFD, like encoding/json with SetEscapeHTML(false).
+// replaced by U+FFFD, like encoding/json with SetEscapeHTML(false), but
+// for \b and \f spelt \u0008 and \u000c, as encoding/json did before Go
+// 1.22.
 func AppendString(dst []byte, s string) []byte { return appendString(dst, s, false) }
 
 // AppendStringHTML is AppendString as json.Marshal (and so sjson) writes
