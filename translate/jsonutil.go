@@ -55,24 +55,17 @@ func appendStructuredResult(dst, raw []byte) (out []byte, changed bool) {
 		typ = decodeJSONString(s[v:end])
 	}
 	w := srWriter{s: s, dst: dst}
-	var seen [2]bool // the first member of each name is the one read
-	first := func(k, name string, slot int) bool {
-		if seen[slot] || !jsonscan.KeyIs(k, name) {
-			return false
-		}
-		seen[slot] = true
-		return true
-	}
+	var first firstOf
 	it := jsonscan.IterAt(s, i)
 	for k, v, ok := it.Next(); ok; k, v, ok = it.Next() {
 		switch {
-		case typ == "list" && first(k, "items", 0) && s[v] == '[':
+		case typ == "list" && first.is(k, "items", 0) && s[v] == '[':
 			it.SkipTo(w.eachValue(v, (*srWriter).stringify))
-		case typ == "table" && first(k, "headers", 0) && s[v] == '[':
+		case typ == "table" && first.is(k, "headers", 0) && s[v] == '[':
 			it.SkipTo(w.eachValue(v, (*srWriter).stringify))
-		case typ == "table" && first(k, "rows", 1) && s[v] == '[':
+		case typ == "table" && first.is(k, "rows", 1) && s[v] == '[':
 			it.SkipTo(w.eachValue(v, (*srWriter).row))
-		case typ == "key_value" && first(k, "entries", 0) && s[v] == '[':
+		case typ == "key_value" && first.is(k, "entries", 0) && s[v] == '[':
 			it.SkipTo(w.eachValue(v, (*srWriter).entry))
 		}
 	}
@@ -127,21 +120,28 @@ func (w *srWriter) entry(v, _ int) {
 	if w.s[v] != '{' {
 		return
 	}
-	var seenKey, seenValue bool
+	var first firstOf
 	it := jsonscan.IterAt(w.s, v)
 	for k, m, ok := it.Next(); ok; k, m, ok = it.Next() {
-		switch {
-		case !seenKey && jsonscan.KeyIs(k, "key"):
-			seenKey = true
-		case !seenValue && jsonscan.KeyIs(k, "value"):
-			seenValue = true
-		default:
-			continue
+		if first.is(k, "key", 0) || first.is(k, "value", 1) {
+			end := jsonscan.SkipValue(w.s, m)
+			w.stringify(m, end)
+			it.SkipTo(end)
 		}
-		end := jsonscan.SkipValue(w.s, m)
-		w.stringify(m, end)
-		it.SkipTo(end)
 	}
+}
+
+// firstOf tells, of the members of one object, which is the first of its
+// name, the one gjson's Get reads: slot i for the i-th name looked for.
+type firstOf [2]bool
+
+// is reports whether the raw key k names name and is the first to.
+func (f *firstOf) is(k, name string, slot int) bool {
+	if f[slot] || !jsonscan.KeyIs(k, name) {
+		return false
+	}
+	f[slot] = true
+	return true
 }
 
 // jsonObject parses s when it is valid JSON whose value is an object.

@@ -126,7 +126,7 @@ func prependSystemMessage(raw, text string) []byte {
 	dst = append(dst, `[{"role":"system","content":`...)
 	dst = jsonscan.AppendString(dst, text)
 	dst = append(dst, '}')
-	if strings.TrimLeft(rest, " \t\r\n")[0] != ']' {
+	if rest[jsonscan.Space(rest, 0)] != ']' {
 		dst = append(dst, ',')
 	}
 	return append(dst, rest...)
