@@ -1,10 +1,6 @@
 package translate
 
-import (
-	"strings"
-
-	"github.com/llm-meta/llm_meta/internal/jsonscan"
-)
+import "github.com/llm-meta/llm_meta/internal/jsonscan"
 
 // The tool names of a chat completion with more of them than the index of
 // json_index.go holds, found by a walk over the valid reply
@@ -110,14 +106,7 @@ func (w *toolWalk) toolCalls(a int) int {
 
 // name adds the name whose value lies at s[v:end] when it is a string.
 func (w *toolWalk) name(v, end int) {
-	s := w.s
-	if s[v] != '"' {
-		return
-	}
-	raw := s[v+1 : end-1]
-	if strings.IndexByte(raw, '\\') >= 0 {
-		w.meta.AddTool(decodeJSONString(s[v:end]))
-	} else {
-		w.meta.AddTool(raw) // AddTool keeps a copy
+	if w.s[v] == '"' {
+		w.meta.AddTool(jsonStr(w.s[v:end])) // AddTool keeps a copy
 	}
 }

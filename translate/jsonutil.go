@@ -50,10 +50,7 @@ func appendStructuredResult(dst, raw []byte) (out []byte, changed bool) {
 	if i >= len(s) || s[i] != '{' || !jsonscan.Valid(s) {
 		return dst, false
 	}
-	typ := ""
-	if v, end, ok := jsonscan.FindMember(s, i, "type"); ok && s[v] == '"' {
-		typ = decodeJSONString(s[v:end])
-	}
+	typ := gjson.Get(s, "type").Str // as fast as a walk, even past a long array
 	w := srWriter{s: s, dst: dst}
 	var first firstOf
 	it := jsonscan.IterAt(s, i)
