@@ -57,13 +57,6 @@ func (u *Usage) UpdateAnthropic(usage gjson.Result) bool {
 	return usage.IsObject() && u.read(usage, &anthropicUsage)
 }
 
-// IsAnthropicEvent reports whether an event's data starts an Anthropic
-// Messages stream: a JSON object of type message_start (SPEC 4).
-func IsAnthropicEvent(data []byte) bool {
-	t, ok := typeOf(data)
-	return ok && isAnthropicType(t)
-}
-
 func isAnthropicType(t string) bool { return t == "message_start" }
 
 // anthropicDialect reads a Messages event stream. Every event passes as it
@@ -129,9 +122,7 @@ func (d *anthropicDialect) end(term []byte) { d.w.endSpliced(term, "") }
 func (d *anthropicDialect) appendInterrupted(dst, meta []byte) []byte {
 	dst = append(dst, "event: error\n"...)
 	dst = append(dst, `data: {"type":"error","error":{"type":"api_error","message":"`+InterruptedMessage+`"}`...)
-	dst = appendMetaMember(dst, meta)
-	dst = append(dst, '}')
-	return append(dst, "\n\n"...)
+	return appendMetaEnd(dst, meta)
 }
 
 // anthropicTool adds the name of a tool_use, server_tool_use or

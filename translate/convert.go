@@ -71,6 +71,10 @@ func (c *convCore) init(out io.Writer, opts ConvertOptions) {
 	c.hustle.Max = opts.MaxMeta
 }
 
+// Meta returns the meta derived so far: tools_used while the stream runs,
+// plus hustle and structured_result once it has ended.
+func (c *convCore) Meta() *Meta { return c.meta }
+
 func (c *convCore) count(skipped bool) {
 	if s := c.opts.Stats; s != nil {
 		s.Events++
@@ -78,6 +82,15 @@ func (c *convCore) count(skipped bool) {
 			s.Skipped++
 		}
 	}
+}
+
+// oversize counts a line or event longer than MaxLine, dropped.
+func (c *convCore) oversize(msg string) {
+	c.count(true)
+	if s := c.opts.Stats; s != nil {
+		s.Oversize++
+	}
+	c.debug(msg)
 }
 
 func (c *convCore) debug(msg string) {

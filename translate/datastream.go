@@ -88,10 +88,6 @@ func NewDataStreamConverter(out io.Writer, opts ConvertOptions) *DataStreamConve
 	return c
 }
 
-// Meta returns the meta derived so far: tools_used while the stream runs,
-// plus hustle and structured_result once it has ended.
-func (c *DataStreamConverter) Meta() *Meta { return c.meta }
-
 // Write converts every line p completes. It returns len(p), nil unless the
 // output failed; that error is then returned by every later call.
 func (c *DataStreamConverter) Write(p []byte) (int, error) {
@@ -179,11 +175,7 @@ func (c *DataStreamConverter) Close() error {
 }
 
 func (c *DataStreamConverter) tooLong() {
-	c.count(true)
-	if s := c.opts.Stats; s != nil {
-		s.Oversize++
-	}
-	c.debug("llm_meta: data stream line longer than max_event_bytes skipped")
+	c.oversize("llm_meta: data stream line longer than max_event_bytes skipped")
 }
 
 // handleLine converts one line, given without its LF.

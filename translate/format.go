@@ -305,12 +305,6 @@ func readFirstEvent(data []byte) (ev firstEvent) {
 	return ev
 }
 
-// typeOf returns the string "type" of an event's JSON object data.
-func typeOf(data []byte) (string, bool) {
-	ev := readFirstEvent(data)
-	return ev.typ, ev.hasType
-}
-
 // HeadersSettled reports whether an undecided reply's headers are already
 // the ones the client gets, whatever its start turns out to be: an event
 // stream when no conversion can follow (only conversions change headers).

@@ -155,9 +155,7 @@ func (d *geminiDialect) end(term []byte) { d.w.endSpliced(term, "") }
 // 11.1), with the meta no terminal event carried.
 func (d *geminiDialect) appendInterrupted(dst, meta []byte) []byte {
 	dst = append(dst, `data: {"error":{"code":502,"message":"`+InterruptedMessage+`","status":"UNAVAILABLE"}`...)
-	dst = appendMetaMember(dst, meta)
-	dst = append(dst, '}')
-	return append(dst, "\n\n"...)
+	return appendMetaEnd(dst, meta)
 }
 
 // geminiTerminal reports whether a reply or event ends the reply: it has at

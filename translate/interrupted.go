@@ -37,13 +37,14 @@ func appendChatInterrupted(dst []byte) []byte {
 	return append(dst, "\n\n"...)
 }
 
-// appendMetaMember appends ,"meta":META when meta is not nil.
-func appendMetaMember(dst, meta []byte) []byte {
-	if meta == nil {
-		return dst
+// appendMetaEnd ends an error event's data object, with ,"meta":META
+// when meta is not nil, and the event.
+func appendMetaEnd(dst, meta []byte) []byte {
+	if meta != nil {
+		dst = append(dst, `,"meta":`...)
+		dst = append(dst, meta...)
 	}
-	dst = append(dst, `,"meta":`...)
-	return append(dst, meta...)
+	return append(dst, "}\n\n"...)
 }
 
 // decide settles, when the reply ends, whether the stream was cut short:

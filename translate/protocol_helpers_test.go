@@ -104,3 +104,35 @@ func checkContent(t *testing.T, in string, opts func() SSEOptions, want string) 
 		}
 	})
 }
+
+// The first event's type as the mode table reads it (readFirstEvent), and
+// the protocols that a first event of that type starts (SPEC 4): the tests'
+// view of what startsEvents decides.
+
+// typeOf returns the string "type" of an event's JSON object data.
+func typeOf(data []byte) (string, bool) {
+	ev := readFirstEvent(data)
+	return ev.typ, ev.hasType
+}
+
+// IsUIStreamEvent reports whether an SSE event's data is a part of the AI SDK
+// UI message stream: a JSON object whose "type" is a string naming one of
+// its part types.
+func IsUIStreamEvent(data []byte) bool {
+	t, ok := typeOf(data)
+	return ok && isUIPartType(t)
+}
+
+// IsResponsesEvent reports whether an event's data is an OpenAI Responses
+// event: a JSON object whose type starts with "response.".
+func IsResponsesEvent(data []byte) bool {
+	t, ok := typeOf(data)
+	return ok && isResponsesType(t)
+}
+
+// IsAnthropicEvent reports whether an event's data starts an Anthropic
+// Messages stream: a JSON object of type message_start.
+func IsAnthropicEvent(data []byte) bool {
+	t, ok := typeOf(data)
+	return ok && isAnthropicType(t)
+}

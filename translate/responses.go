@@ -50,13 +50,6 @@ var responsesUsage = usageNames{paths: []string{"input_tokens", "output_tokens",
 // ReadResponses replaces u with a Responses API usage object.
 func (u *Usage) ReadResponses(usage gjson.Result) bool { return u.read(usage, &responsesUsage) }
 
-// IsResponsesEvent reports whether an event's data is an OpenAI Responses
-// event: a JSON object whose type starts with "response." (SPEC 4).
-func IsResponsesEvent(data []byte) bool {
-	t, ok := typeOf(data)
-	return ok && isResponsesType(t)
-}
-
 func isResponsesType(t string) bool { return strings.HasPrefix(t, "response.") }
 
 // responsesDialect reads a Responses event stream. Every event passes as it
@@ -140,9 +133,7 @@ func (d *responsesDialect) appendInterrupted(dst, meta []byte) []byte {
 	dst = append(dst, "event: error\n"...)
 	dst = append(dst, `data: {"type":"error","code":"upstream_interrupted","message":"`+InterruptedMessage+`","param":null,"sequence_number":`...)
 	dst = strconv.AppendInt(dst, d.seq, 10)
-	dst = appendMetaMember(dst, meta)
-	dst = append(dst, '}')
-	return append(dst, "\n\n"...)
+	return appendMetaEnd(dst, meta)
 }
 
 // responsesTool adds the tool name an output item gives (SPEC 4.4).

@@ -28,14 +28,6 @@ var uiStreamProtocol = protocol{
 	},
 }
 
-// IsUIStreamEvent reports whether an SSE event's data is a part of the AI SDK
-// UI message stream (SPEC 4): a JSON object whose "type" is a string naming
-// one of its part types.
-func IsUIStreamEvent(data []byte) bool {
-	t, ok := typeOf(data)
-	return ok && isUIPartType(t)
-}
-
 // isUIPartType reports whether t is a UI message stream part type: start,
 // start-step, text-*, reasoning-*, tool-*, data-*, source-*, file, error,
 // finish, finish-step, abort, message-metadata.
@@ -101,10 +93,6 @@ func NewUIStreamConverter(out io.Writer, opts ConvertOptions) *UIStreamConverter
 	return c
 }
 
-// Meta returns the meta derived so far: tools_used while the stream runs,
-// plus hustle and structured_result once it has ended.
-func (c *UIStreamConverter) Meta() *Meta { return c.meta }
-
 // Write converts every event p completes. It returns len(p), nil unless the
 // output failed; that error is then returned by every later call.
 func (c *UIStreamConverter) Write(p []byte) (int, error) {
@@ -155,14 +143,9 @@ func (h *uiHandler) Event(raw []byte) {
 
 func (h *uiHandler) Oversize(_ []byte, first bool) {
 	c := (*UIStreamConverter)(h)
-	if !first || c.ended {
-		return
+	if first && !c.ended {
+		c.oversize("llm_meta: UI message stream event longer than max_event_bytes skipped")
 	}
-	c.count(true)
-	if s := c.opts.Stats; s != nil {
-		s.Oversize++
-	}
-	c.debug("llm_meta: UI message stream event longer than max_event_bytes skipped")
 }
 
 var doneData = []byte("[DONE]")
