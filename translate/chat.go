@@ -18,7 +18,7 @@ var chatProtocol = protocol{
 	format: &FormatSSE,
 	// No request, first event or JSON reply is told as chat: what no other
 	// protocol claims is (RequestKindOf, DetectStart, readJSONReply).
-	events:    func(w *SSERewriter) eventDialect { return chatDialect{w} },
+	events:    newChatDialect,
 	keys:      []string{"tool_calls", "function_call", "name", "usage"},
 	usage:     &chatUsage,
 	jsonCalls: readChatCalls,
@@ -47,6 +47,22 @@ const (
 // held in the eventDialect as it is: no allocation of its own.
 type chatDialect struct {
 	w *SSERewriter
+}
+
+// newChatDialect reads a stream as chat chunks: it opens (SPEC 11.1) at
+// its first chat chunk, not at its first JSON event (noteEnd).
+func newChatDialect(w *SSERewriter) eventDialect {
+	w.opensAtFirst = false
+	return chatDialect{w}
+}
+
+// eventProtocolOf is the protocol whose events a stream of format f is
+// read as: chat's, unless f is a protocol with events of its own.
+func eventProtocolOf(f Format) *protocol {
+	if p := protocolOf(f); p != nil && p.events != nil {
+		return p
+	}
+	return &chatProtocol
 }
 
 // last is the data of the last chunk, for the final meta chunk's head: the
@@ -334,6 +350,19 @@ func (c chatDialect) structuredEvent(raw, data []byte) bool {
 	}
 	r.emitOwn(append(buf, "\n\n"...))
 	return true
+}
+
+// appendReplaced appends data with the JSON value raw, which starts at
+// offset at of data (gjson's Index), replaced by the string text, spliced
+// where it lies: what sjson.SetBytes makes of data for that value's path,
+// without its copies and look-ups. ok is false when raw is not at at.
+func appendReplaced(buf, data []byte, at int, raw, text string) ([]byte, bool) {
+	if len(raw) == 0 || at <= 0 || at+len(raw) > len(data) || string(data[at:at+len(raw)]) != raw {
+		return buf, false
+	}
+	buf = append(buf, data[:at]...)
+	buf = appendSJSONString(buf, text)
+	return append(buf, data[at+len(raw):]...), true
 }
 
 // choiceZero returns choice 0 of a chunk: the element of choices whose index

@@ -79,10 +79,9 @@ type SSERewriter struct {
 	err      error
 
 	// Whether the stream was cut short (SPEC 11.1, interrupted.go):
-	// opened once it is a stream its protocol defines an end for (a chat
-	// stream once it carried a chat chunk, any other, opensAtFirst, at
-	// its first JSON event); endSeen once an end came that is not its
-	// terminal event (a chat chunk's finish_reason).
+	// opened once it is a stream its protocol defines an end for (with
+	// opensAtFirst, at its first JSON event; else when its dialect says);
+	// endSeen once its dialect saw an end that is not its terminal event.
 	opened, endSeen, opensAtFirst bool
 	// ownChunks: the chunks are a converter's, which name no model of
 	// their own (SPEC 11.2).
@@ -126,13 +125,10 @@ func NewSSERewriter(out io.Writer, opts SSEOptions, meta *Meta) *SSERewriter {
 	if meta != nil {
 		r.reply.Meta.Merge(meta)
 	}
-	p := protocolOf(opts.Protocol)
-	if p == nil || p.events == nil {
-		p = &chatProtocol
-	}
+	p := eventProtocolOf(opts.Protocol)
 	r.keys.Table = p.keyTable
+	r.opensAtFirst = true // unless its dialect tells the opening itself
 	r.dialect = p.events(r)
-	r.opensAtFirst = p != &chatProtocol
 	return r
 }
 
@@ -364,19 +360,6 @@ func (r *SSERewriter) Oversize(p []byte, first bool) {
 		}
 	}
 	r.emitCopy(p)
-}
-
-// appendReplaced appends data with the JSON value raw, which starts at
-// offset at of data (gjson's Index), replaced by the string text, spliced
-// where it lies: what sjson.SetBytes makes of data for that value's path,
-// without its copies and look-ups. ok is false when raw is not at at.
-func appendReplaced(buf, data []byte, at int, raw, text string) ([]byte, bool) {
-	if len(raw) == 0 || at <= 0 || at+len(raw) > len(data) || string(data[at:at+len(raw)]) != raw {
-		return buf, false
-	}
-	buf = append(buf, data[:at]...)
-	buf = appendSJSONString(buf, text)
-	return append(buf, data[at+len(raw):]...), true
 }
 
 // appendSJSONString appends s as a JSON string the way sjson writes a string
