@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"go.uber.org/zap"
 
@@ -290,12 +291,28 @@ func (rw *responseWriter) Push(target string, opts *http.PushOptions) error {
 }
 
 // ReadFrom sends the body through Write, so nothing bypasses the rewrite.
+// The copy's buffer is a pooled one: io.Copy would allocate 32 KiB on every
+// call from a reader that has no WriteTo (reverse_proxy never calls
+// ReadFrom, but a handler such as file_server behind the module does).
 func (rw *responseWriter) ReadFrom(r io.Reader) (int64, error) {
-	return io.Copy(writerOnly{rw}, r)
+	buf := copyBufs.Get().(*[copyBufSize]byte)
+	defer copyBufs.Put(buf)
+	return io.CopyBuffer(writerOnly{rw}, r, buf[:])
 }
 
-// writerOnly hides ReadFrom so io.Copy uses Write (as encode does).
-type writerOnly struct{ io.Writer }
+// copyBufSize is io.Copy's own buffer size.
+const copyBufSize = 32 << 10
+
+// copyBufs holds ReadFrom's buffers (as arrays: a pointer goes into a
+// sync.Pool without a box).
+var copyBufs = sync.Pool{New: func() any { return new([copyBufSize]byte) }}
+
+// writerOnly hides ReadFrom so io.Copy uses Write (as encode does). It
+// holds the writer's pointer alone, so that it goes into an io.Writer
+// without an allocation.
+type writerOnly struct{ rw *responseWriter }
+
+func (w writerOnly) Write(p []byte) (int, error) { return w.rw.Write(p) }
 
 // forwardHeader sends the status line downstream once.
 func (rw *responseWriter) forwardHeader() {
