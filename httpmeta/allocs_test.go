@@ -43,6 +43,23 @@ func allocsPerJSONRequest(t *testing.T, next Next) float64 {
 	return testing.AllocsPerRun(200, serve)
 }
 
+// TestReplyModelCostsNoAllocation: a JSON reply that names its model is
+// compared with the request's (SPEC 11.2), which is read from the request's
+// body at the reply's end without copying it, and the view keeps the
+// reply's model in its own memory: such a reply allocates no more than
+// one that names none (it cost two more allocations: the request's model
+// copied, the reply's copied for the view).
+func TestReplyModelCostsNoAllocation(t *testing.T) {
+	const usage = `,"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}`
+	named := `{"id":"c1","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}]` + usage
+	unnamed := `{"id":"c1","choices":[{"index":0,"message":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}]` + usage
+	withModel := allocsPerJSONRequest(t, jsonNext(named))
+	without := allocsPerJSONRequest(t, jsonNext(unnamed))
+	if withModel != without {
+		t.Errorf("a reply naming its model: %v allocations per request, %v for one naming none", withModel, without)
+	}
+}
+
 // noWriteTo is a reader without WriteTo, held by pointer (no allocation to
 // pass as an io.Reader): io.Copy then needs a buffer.
 type noWriteTo struct{ r *bytes.Reader }

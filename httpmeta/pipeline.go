@@ -14,6 +14,10 @@ import (
 func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) io.WriteCloser {
 	h, x := rw.x.h, rw.x
 	model := x.requestModel()
+	// The record is told the model read here, so that it does not read
+	// the request's body again when the stream ends (its model_served and
+	// cost, SPEC 9.2, 11.2).
+	x.reply.SetRequest(model, nil)
 	if model == "" {
 		model = "unknown"
 	}

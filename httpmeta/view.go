@@ -2,6 +2,7 @@ package httpmeta
 
 import (
 	"strings"
+	"unsafe"
 
 	"github.com/llm-meta/llm_meta/translate"
 )
@@ -14,6 +15,12 @@ type View struct {
 	ex     *Exchange // nil once the exchange ended
 	wanted bool      // View was called: the figures are kept when it ends
 	kept   summary
+	// modelBuf holds kept.model when it fits: the View is allocated for
+	// each request anyway, and a copy of its own would be one more
+	// allocation per reply. 48 bytes hold the models of the usual
+	// providers (an OpenRouter name with its variant) and keep the
+	// request's lasting part in the 240-byte size class.
+	modelBuf [48]byte
 }
 
 // summary is what a View keeps of an ended exchange.
@@ -53,8 +60,17 @@ func (v *View) end() {
 		cost:    rep.Cost,
 		hasCost: rep.HasCost,
 		cut:     rep.Interrupted,
-		model:   strings.Clone(rep.Model), // the record's memory is used again
+		model:   v.keepModel(rep.Model), // the record's memory is used again
 	}
+}
+
+// keepModel is a copy of model, in the View's own memory when it fits.
+func (v *View) keepModel(model string) string {
+	if len(model) > len(v.modelBuf) {
+		return strings.Clone(model)
+	}
+	n := copy(v.modelBuf[:], model)
+	return unsafe.String(&v.modelBuf[0], n)
 }
 
 // Mode is what the handler did with the reply.

@@ -173,10 +173,12 @@ func (r *Reply) SetRequest(model string, body []byte) {
 }
 
 // requestModel is RequestModel, read from the request body the first time
-// it is asked for.
+// it is asked for. It is a view of the body, not a copy: SetRequest's body
+// stays unchanged while the record is in use.
 func (r *Reply) requestModel() string {
 	if r.RequestModel == "" && r.requestBody != nil {
-		r.RequestModel = RequestModel(r.requestBody)
+		top, _ := readRequestTop(strView(r.requestBody))
+		r.RequestModel = top.model
 		r.requestBody = nil
 	}
 	return r.RequestModel

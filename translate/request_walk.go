@@ -196,28 +196,47 @@ type requestTop struct {
 	streamOptions int    // where the last "stream_options" value starts; -1: none
 }
 
-// readRequestTop reads the top level of the request s; ok is false when s
-// is not a JSON object.
+// readRequestTop reads the top level of the request s in the one pass
+// that validates it (jsonscan.Scan), where what is nested is only
+// validated; ok is false when s is not a JSON object. A reply's record
+// reads its request's model with it when the reply has ended
+// (Reply.requestModel): validating and then walking the top level, and
+// copying the model, was about a fifth of a 2 KB JSON reply's rewrite.
 func readRequestTop(s string) (t requestTop, ok bool) {
-	if !jsonscan.Valid(s) {
+	r := topReader{s: s, top: requestTop{streamOptions: -1}}
+	if !jsonscan.Scan(s, &jsonscan.Hooks{Member: r.member, Open: r.open, String: r.str}) {
 		return t, false
 	}
-	t.root, t.streamOptions = jsonscan.Space(s, 0), -1
-	if s[t.root] != '{' {
-		return t, false
-	}
-	it := jsonscan.IterAt(s, t.root)
-	for k, v, more := it.Next(); more; k, v, more = it.Next() {
-		switch {
-		case jsonscan.KeyIs(k, "model"):
-			if m, isStr := strAt(s, v); isStr {
-				t.model = m
-			}
-		case jsonscan.KeyIs(k, "stream"):
-			t.stream = strings.HasPrefix(s[v:], "true")
-		case jsonscan.KeyIs(k, "stream_options"):
-			t.streamOptions = v
-		}
-	}
-	return t, true
+	r.top.root = jsonscan.Space(s, 0)
+	return r.top, s[r.top.root] == '{'
 }
+
+// topReader is readRequestTop's pass.
+type topReader struct {
+	s   string
+	top requestTop
+}
+
+func (r *topReader) open(depth int, _ byte) jsonscan.Want {
+	if depth == 1 {
+		return jsonscan.Members
+	}
+	return jsonscan.Nothing
+}
+
+func (r *topReader) member(key string, v, depth int, _ bool) (wantString bool) {
+	if depth != 1 {
+		return false
+	}
+	switch k := key[1 : len(key)-1]; {
+	case jsonscan.KeyIs(k, "model"):
+		return true
+	case jsonscan.KeyIs(k, "stream"):
+		r.top.stream = strings.HasPrefix(r.s[jsonscan.Space(r.s, v):], "true")
+	case jsonscan.KeyIs(k, "stream_options"):
+		r.top.streamOptions = jsonscan.Space(r.s, v)
+	}
+	return false
+}
+
+func (r *topReader) str(raw string, _ int) { r.top.model = jsonStr(raw) }
