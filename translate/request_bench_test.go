@@ -1,6 +1,9 @@
 package translate
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // BenchmarkRequestUnchanged is the look every POST gets before it goes
 // upstream (a typical 240-byte chat request with nothing to change): one
@@ -18,4 +21,33 @@ func BenchmarkRequestUnchanged(b *testing.B) {
 			b.Fatal("the request was found to need a change")
 		}
 	}
+}
+
+// BenchmarkRequestTop reads the top level of such a request: its model,
+// as a reply's record reads it once the reply has ended (model_served and
+// the price, SPEC 9.2, 11.2), and the change a chat stream that does not
+// ask for its usage gets (askUsageOnly). The body is validated either way.
+func BenchmarkRequestTop(b *testing.B) {
+	request := `{"model":"gpt-4o-mini","stream":%s,"messages":[` +
+		`{"role":"system","content":"You are a helpful assistant. Answer briefly."},` +
+		`{"role":"user","content":"What are the hottest prediction markets right now, and how has their volume moved this week?"}]}`
+	b.Run("reply_model", func(b *testing.B) {
+		body := []byte(strings.Replace(request, "%s", "false", 1))
+		var r Reply
+		for b.Loop() {
+			r.SetRequest("", body)
+			if r.requestModel() != "gpt-4o-mini" {
+				b.Fatal("model not read")
+			}
+		}
+	})
+	b.Run("ask_usage", func(b *testing.B) {
+		body := []byte(strings.Replace(request, "%s", "true", 1))
+		opts := RequestOptions{Kind: RequestChat, StreamUsage: true}
+		for b.Loop() {
+			if _, ok := askUsageOnly(body, opts); !ok {
+				b.Fatal("not read")
+			}
+		}
+	})
 }
