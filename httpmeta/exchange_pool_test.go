@@ -107,3 +107,29 @@ func TestRequestBodyOutlivesExchange(t *testing.T) {
 		}
 	}
 }
+
+// TestViewKeepsReplyModel: each view read after its request shows the
+// model its own reply named, kept in the view's memory when it fits and
+// copied when it does not, whatever later requests wrote.
+func TestViewKeepsReplyModel(t *testing.T) {
+	obs := &recordingObserver{}
+	cfg := DefaultConfig()
+	cfg.Observer = obs
+	h := New(cfg)
+	long := strings.Repeat("a-long-model-name/", 4) // past the view's own room
+	var models []string
+	for i := range 12 {
+		model := "model-" + strconv.Itoa(i)
+		if i%3 == 0 {
+			model = long + strconv.Itoa(i)
+		}
+		models = append(models, model)
+		reply := `{"id":"c1","model":"` + model + `","choices":[{"index":0,"message":{"role":"assistant","content":"Hi"}}]}`
+		must(t, h.Serve(httptest.NewRecorder(), chatPost(), jsonNext(reply)), "Serve")
+	}
+	for i, v := range obs.views {
+		if got := v.ModelServed(); got != models[i] {
+			t.Errorf("view %d after the requests: model %q, want %q", i, got, models[i])
+		}
+	}
+}
