@@ -16,10 +16,7 @@ const KeyInterrupted = "interrupted"
 // InterruptedMessage is the message of the module's own error event.
 const InterruptedMessage = "The upstream ended the reply before it was complete."
 
-var (
-	jsonTrue        = []byte("true")
-	finishReasonKey = []byte(`finish_reason"`)
-)
+var jsonTrue = []byte("true")
 
 // interruptMarker is a dialect whose protocol has an error event of its
 // own for a stream cut short (mark_interrupted, SPEC 11.1): it appends it,
@@ -82,23 +79,22 @@ func (r *SSERewriter) markInterrupted() {
 // finishReasonSet reports whether a chat chunk has a finish_reason that is
 // not null: a byte search, as each chunk until the end is looked at (a
 // key inside a string would have its quotes escaped). The search is for
-// finish_reason" and the quote before it is checked: a needle that starts
-// with a quote stops at every quote of the chunk.
+// the key's '_', rare in a chunk, and the key is checked around it:
+// bytes.Index of the key took half as many instructions again on
+// BenchmarkProtocolPassthrough's chunk (340 against 229).
 func finishReasonSet(data []byte) bool {
-	if len(data) == 0 {
-		return false
-	}
-	for i := 1; ; {
-		j := bytes.Index(data[i:], finishReasonKey)
+	const key = `"finish_reason"`
+	for i := 0; ; {
+		j := bytes.IndexByte(data[i:], '_')
 		if j < 0 {
 			return false
 		}
-		at := i + j
-		i = at + len(finishReasonKey)
-		if data[at-1] != '"' {
+		at := i + j - len(`"finish`) // where the key would begin
+		i += j + 1
+		if at < 0 || at+len(key) > len(data) || string(data[at:at+len(key)]) != key {
 			continue
 		}
-		k := jsonscan.Space(strView(data), i)
+		k := jsonscan.Space(strView(data), at+len(key))
 		if k >= len(data) || data[k] != ':' {
 			continue
 		}
