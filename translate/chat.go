@@ -2,9 +2,11 @@ package translate
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 )
 
 // OpenAI chat completions (SPEC 4.2, 4.3): the protocol every request and
@@ -479,4 +481,100 @@ func mergeChoiceMetas(choices gjson.Result, meta *Meta) (idx []int) {
 		return true
 	})
 	return idx
+}
+
+// cutChoiceMetas plans the removal of the meta of the choices whose indices
+// idx lists (ascending) from p.body, a valid JSON object: byte for byte
+// what sjson.DeleteBytes(doc, "choices.<i>.meta") makes of it for each i in
+// turn, in one pass over it. As in sjson, "choices" is the first member of
+// that name; i is the i-th element of an array, or the first member named
+// i of an object; meta is the first member of that name of the element,
+// when it is an object; the member goes as cutMember says.
+func (p *jsonPlan) cutChoiceMetas(idx []int) {
+	s := strView(p.body)
+	root := jsonscan.Space(s, 0)
+	if len(idx) == 0 || root >= len(s) || s[root] != '{' {
+		return
+	}
+	v, _, ok := jsonscan.FindMember(s, root, "choices")
+	if !ok || (s[v] != '[' && s[v] != '{') {
+		return
+	}
+	p.reserve(len(idx))
+	it := jsonscan.IterAt(s, v)
+	if s[v] == '[' {
+		n, i := 0, 0
+		for _, c, ok := it.Next(); ok && i < len(idx); _, c, ok = it.Next() {
+			if n == idx[i] {
+				i++
+				if s[c] == '{' {
+					it.SkipTo(p.cutMember(s, c, "meta"))
+				}
+			}
+			n++
+		}
+		return
+	}
+	want := make(map[int]bool, len(idx))
+	for _, i := range idx {
+		want[i] = true
+	}
+	for k, c, ok := it.Next(); ok && len(want) > 0; k, c, ok = it.Next() {
+		n, isIndex := indexKey(k)
+		if !isIndex || !want[n] {
+			continue
+		}
+		delete(want, n) // only the first member of that name
+		if s[c] == '{' {
+			it.SkipTo(p.cutMember(s, c, "meta"))
+		}
+	}
+}
+
+// indexKey reads a key as the index i whose path part strconv.Itoa(i) it
+// matches (a key with escapes is decoded first, as gjson compares keys).
+func indexKey(k string) (int, bool) {
+	if strings.IndexByte(k, '\\') >= 0 {
+		k = decodeJSONString(`"` + k + `"`)
+	}
+	if k == "" || len(k) > 9 || (k[0] == '0' && len(k) > 1) {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// structured splits a structured chat reply (SPEC 7): its text
+// (choices[0].message.content, else a top-level content) loses the
+// fields that become meta.structured_metadata. The body is rebuilt, as
+// sjson sets the text.
+func (p *jsonPlan) structured(meta *Meta, warn func(string)) {
+	s := strView(p.body)
+	path := "choices.0.message.content"
+	c := gjson.Get(s, path)
+	if c.Type != gjson.String {
+		path = "content"
+		c = gjson.Get(s, path)
+	}
+	if c.Type != gjson.String {
+		return
+	}
+	reply, md, split := SplitStructuredReply(c.Str)
+	if !split {
+		if warn != nil {
+			warn(ReasonStructuredUnparsed)
+		}
+		return
+	}
+	if next, err := sjson.SetBytes(copyBytes(p.body), path, reply); err == nil {
+		p.body, p.rebuilt = next, true
+		meta.Set(KeyStructuredMetadata, md)
+	}
 }

@@ -3,6 +3,8 @@ package translate
 import (
 	"io"
 	"slices"
+
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 )
 
 // A rewritten JSON reply is its body as it came with a few cuts: a member
@@ -282,4 +284,84 @@ func (p *JSONReplyParts) AppendTo(dst []byte) []byte {
 		return append(dst, p.whole...)
 	}
 	return p.plan.appendTo(dst, nil)
+}
+
+// Edits of a valid JSON document are planned as cuts in one pass, where a
+// path-based edit per element (sjson) would copy the whole document once
+// per element: a reply with a hundred thousand choices, each with its own
+// meta (chat.go's cutChoiceMetas), is then a hundred thousand copies.
+
+// cutMember plans the removal of the first member named key of the object
+// at s[o], as sjson deletes a member, and returns where the object ends:
+// the member goes with the comma before it, or, when it comes first, with
+// the white space before it and the comma after it.
+func (p *jsonPlan) cutMember(s string, o int, key string) int {
+	it := jsonscan.IterAt(s, o)
+	for k, v, ok := it.Next(); ok; k, v, ok = it.Next() {
+		if !jsonscan.KeyIs(k, key) {
+			continue
+		}
+		end := jsonscan.SkipValue(s, v)
+		// The key's opening quote: the last quote before the value that
+		// no backslash escapes (keys hold no raw quote).
+		ks := v - 1
+		for s[ks] != ':' {
+			ks--
+		}
+		ks = lastUnescapedQuote(s, ks)
+		q := ks - 1
+		for jsonscan.IsSpace(s[q]) {
+			q--
+		}
+		from, to := q, end // after a comma: the comma to the end of the value
+		if s[q] == '{' {
+			from = q + 1
+			if c := jsonscan.Space(s, end); c < len(s) && s[c] == ',' {
+				to = c + 1
+			}
+		}
+		p.cut(from, to, nil, cutAdd)
+		it.SkipTo(to)
+		for _, _, ok := it.Next(); ok; _, _, ok = it.Next() {
+		}
+		return it.End()
+	}
+	return it.End()
+}
+
+// lastUnescapedQuote returns the index of the opening quote of the key
+// whose colon is at s[colon].
+func lastUnescapedQuote(s string, colon int) int {
+	i := colon - 1
+	for s[i] != '"' { // the closing quote
+		i--
+	}
+	for i--; i > 0; i-- {
+		if s[i] == '"' && s[i-1] != '\\' {
+			return i
+		}
+	}
+	return i
+}
+
+// sameMeta reports whether meta, the merged meta (at most max_meta_bytes),
+// says what top, the reply's own top-level meta, says, so that the reply
+// can go as it came. Equal bytes, or equal once white space is taken out,
+// answer at once; otherwise the two are decoded and compared as values,
+// but only when top is not far larger than meta: a top-level meta of
+// megabytes decoded into maps would take several times its size (SPEC 8.1),
+// and one that large cannot say the same as a bounded meta unless it
+// repeats its keys, which the rewritten meta then says once.
+func sameMeta(top string, meta []byte) bool {
+	if top == string(meta) {
+		return true
+	}
+	c := compactJSON(bytesView(top))
+	if string(c) == string(meta) {
+		return true
+	}
+	if len(c) > 4*len(meta)+4096 {
+		return false
+	}
+	return jsonscan.Equal(c, meta)
 }

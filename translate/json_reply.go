@@ -5,7 +5,6 @@ import (
 
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 )
 
 // JSONOptions configure RewriteJSONReply.
@@ -181,34 +180,6 @@ func sameTopMeta(top string, meta *Meta, proto bool) bool {
 		return jsonscan.Equal(bytesView(top), meta.JSON())
 	}
 	return sameMeta(top, meta.JSON())
-}
-
-// structured splits a structured chat reply (SPEC 7): its text
-// (choices[0].message.content, else a top-level content) loses the
-// fields that become meta.structured_metadata. The body is rebuilt, as
-// sjson sets the text.
-func (p *jsonPlan) structured(meta *Meta, warn func(string)) {
-	s := strView(p.body)
-	path := "choices.0.message.content"
-	c := gjson.Get(s, path)
-	if c.Type != gjson.String {
-		path = "content"
-		c = gjson.Get(s, path)
-	}
-	if c.Type != gjson.String {
-		return
-	}
-	reply, md, split := SplitStructuredReply(c.Str)
-	if !split {
-		if warn != nil {
-			warn(ReasonStructuredUnparsed)
-		}
-		return
-	}
-	if next, err := sjson.SetBytes(copyBytes(p.body), path, reply); err == nil {
-		p.body, p.rebuilt = next, true
-		meta.Set(KeyStructuredMetadata, md)
-	}
 }
 
 var unicodeEscape = []byte(`\u`)
