@@ -90,7 +90,7 @@ if [ -n "$footfn" ]; then
 	command -v valgrind >/dev/null || { echo "ab.sh -f: valgrind is not installed" >&2; exit 1; }
 	footprint() { # version, regexp: "lines pages library-lines" of code run inside $footfn
 		go tool nm -size -sort address "$tmp/$1.test" | awk '$3 == "T" || $3 == "t" { print $1, $4 }' >"$tmp/$1.syms"
-		GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --dump-instr=yes --compress-pos=no \
+		GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off GOMAXPROCS=1 valgrind --tool=callgrind --dump-instr=yes --compress-pos=no \
 			--toggle-collect="$footfn" --callgrind-out-file="$tmp/$1.cg" \
 			"$tmp/$1.test" -test.run '^$' -test.bench "$2" -test.benchtime 2x >/dev/null 2>&1
 		# Each instruction address executed, mapped to the function around
@@ -128,9 +128,10 @@ if [ -n "$icount" ]; then
 	command -v valgrind >/dev/null || { echo "ab.sh -i: valgrind is not installed" >&2; exit 1; }
 	count() { # version, regexp, iterations: instructions of the whole run
 		# Valgrind cannot run the RDTSCP of the Go runtime's lock spinning
-		# (SIGILL when two of its threads contend): such a run is run again.
+		# (SIGILL when two of its threads contend): cpu.rdtscp=off keeps the
+		# runtime from using it, and a run that still dies is run again.
 		for _ in 1 2 3 4 5 6 7 8; do
-			if GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+			if GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off GOMAXPROCS=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 				"$tmp/$1.test" -test.run '^$' -test.bench "$2" -test.benchtime "$3x" >"$tmp/count.out" 2>&1; then
 				sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/count.out"
 				return
