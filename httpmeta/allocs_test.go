@@ -12,7 +12,10 @@ import (
 // These tests pin what a request allocates by comparing two requests that
 // differ in one thing, each allocation counted over many runs
 // (testing.AllocsPerRun): what the harness allocates is the same on both
-// sides, so the difference is the handler's.
+// sides, so the difference is the handler's. Under the race detector
+// sync.Pool drops a quarter of what is put back, so the two sides may
+// differ by one allocation per request on average (allocDiffAllowed); the
+// faults these tests pin cost two.
 
 // viewObserver takes each exchange's view, as Caddy's placeholders do.
 type viewObserver struct{ last *View }
@@ -21,6 +24,15 @@ func (o *viewObserver) Started(_ *http.Request, x *Exchange) { o.last = x.View()
 func (*viewObserver) Fallback(string)                        {}
 func (*viewObserver) RunOnceAnswered(int)                    {}
 func (*viewObserver) Done(*Exchange)                         {}
+
+// allocDiffAllowed is how far two counts of allocsPerJSONRequest may be
+// apart and still be the same: none, but one under the race detector.
+func allocDiffAllowed() float64 {
+	if raceEnabled {
+		return 1
+	}
+	return 0
+}
 
 // allocsPerJSONRequest counts the allocations of one chat JSON request
 // answered by next, through a handler whose observer takes the view.
@@ -55,7 +67,7 @@ func TestReplyModelCostsNoAllocation(t *testing.T) {
 	unnamed := `{"id":"c1","choices":[{"index":0,"message":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}]` + usage
 	withModel := allocsPerJSONRequest(t, jsonNext(named))
 	without := allocsPerJSONRequest(t, jsonNext(unnamed))
-	if withModel != without {
+	if d := withModel - without; d > allocDiffAllowed() || -d > allocDiffAllowed() {
 		t.Errorf("a reply naming its model: %v allocations per request, %v for one naming none", withModel, without)
 	}
 }
@@ -89,7 +101,7 @@ func TestReadFromAllocatesNoBuffer(t *testing.T) {
 		_, err := w.(io.ReaderFrom).ReadFrom(noWriteTo{src})
 		return err
 	}))
-	if byReadFrom != byWrite {
+	if d := byReadFrom - byWrite; d > allocDiffAllowed() || -d > allocDiffAllowed() {
 		t.Errorf("a reply through ReadFrom: %v allocations per request, %v through Write", byReadFrom, byWrite)
 	}
 }
