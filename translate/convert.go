@@ -9,15 +9,26 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// The core both AI SDK stream converters (datastream.go, uistream.go)
-// share: they write OpenAI chat-completion chunks (SPEC 5).
+// defaultMaxLine is max_event_bytes' default, used when ConvertOptions.MaxLine
+// is not positive.
+const defaultMaxLine = 1 << 20
 
-// convCore is what both stream converters share: the chunk head and the id
-// rule of SPEC 5, the meta being built, and the output buffer that collects
-// the events of one Write so that they go out in one piece.
+// convCore is what both AI SDK stream converters (datastream.go,
+// uistream.go) share: they write OpenAI chat-completion chunks (SPEC 5).
+//
+// A converter is an io.Writer fed with the upstream body in pieces of any
+// size: lines, events and the UTF-8 characters in them may be split across
+// writes. Each part is converted as soon as its end has been read, and all
+// the events one Write produces reach the output in a single Write (write).
+// Close ends the stream (close): what was left unended is converted, then
+// the meta-only event data: {"meta":{...}} (only when there is meta and no
+// shared record) and data: [DONE], once. Writes after that are ignored.
+// Memory stays bounded by MaxLine: a longer line or event is dropped as it
+// arrives, never held whole. A converter is not safe for concurrent use.
 type convCore struct {
-	out  io.Writer
-	opts ConvertOptions
+	out     io.Writer
+	opts    ConvertOptions
+	maxLine int // longest line or event kept
 
 	meta   *Meta // the record's, or ownMeta
 	hustle Hustle
@@ -69,34 +80,67 @@ func (c *convCore) init(out io.Writer, opts ConvertOptions) {
 		c.meta.Limit(opts.MaxMeta, opts.Warn)
 	}
 	c.hustle.Max = opts.MaxMeta
+	c.maxLine = opts.MaxLine
+	if c.maxLine <= 0 {
+		c.maxLine = defaultMaxLine
+	}
 }
 
-// Meta returns the meta derived so far: tools_used while the stream runs,
-// plus hustle and structured_result once it has ended.
-func (c *convCore) Meta() *Meta { return c.meta }
+// write runs feed over p, the converter's reading of it, and writes the
+// events it made in one Write. It returns len(p), nil unless the output
+// failed; that error is then returned by every later call.
+func (c *convCore) write(p []byte, feed func([]byte)) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	if c.ended {
+		return len(p), nil
+	}
+	c.buf = c.buf[:0]
+	feed(p)
+	if err := c.flush(); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
 
-func (c *convCore) count(skipped bool) {
+// close ends the stream: rest converts what was left unended, then the
+// meta-only event and [DONE] are written. Later calls write nothing and
+// return the output's error, if any.
+func (c *convCore) close(rest func()) error {
+	if c.err != nil || c.ended {
+		return c.err
+	}
+	c.buf = c.buf[:0]
+	rest()
+	c.end()
+	return c.flush()
+}
+
+// count counts an event read (ConvertOptions.Stats).
+func (c *convCore) count() {
 	if s := c.opts.Stats; s != nil {
 		s.Events++
-		if skipped {
-			s.Skipped++
-		}
 	}
 }
 
-// oversize counts a line or event longer than MaxLine, dropped.
-func (c *convCore) oversize(msg string) {
-	c.count(true)
+// skip counts an event skipped and tells Debug why (never its content).
+func (c *convCore) skip(msg string) {
 	if s := c.opts.Stats; s != nil {
-		s.Oversize++
+		s.Events++
+		s.Skipped++
 	}
-	c.debug(msg)
-}
-
-func (c *convCore) debug(msg string) {
 	if c.opts.Debug != nil {
 		c.opts.Debug(msg)
 	}
+}
+
+// oversize skips a line or event longer than MaxLine, dropped.
+func (c *convCore) oversize(msg string) {
+	if s := c.opts.Stats; s != nil {
+		s.Oversize++
+	}
+	c.skip(msg)
 }
 
 // announce records a message id; only the first one announced before the
@@ -107,8 +151,42 @@ func (c *convCore) announce(id string) {
 	}
 }
 
-// addTool adds a tool name to tools_used (AddTool keeps its own copy).
-func (c *convCore) addTool(name string) { c.meta.AddTool(name) }
+// data hands a data element to Hustle, or each element of an array.
+func (c *convCore) data(v gjson.Result) {
+	if !v.IsArray() {
+		c.hustle.AddElement(bytesView(v.Raw))
+		return
+	}
+	v.ForEach(func(_, e gjson.Result) bool {
+		c.hustle.AddElement(bytesView(e.Raw))
+		return true
+	})
+}
+
+// call records a tool call and its arguments' text as it came (SPEC 11.3),
+// once per id when the part names one (a string).
+func (c *convCore) call(name string, id gjson.Result, args string) {
+	rep := c.opts.Reply
+	if rep == nil || !rep.ToolArguments {
+		return
+	}
+	key, keyed := callKey{}, id.Type == gjson.String
+	if keyed {
+		if key = idKey(id.Str); rep.calls.find(key) != nil {
+			return
+		}
+	}
+	rep.calls.addArgs(rep.beginCall(name, key, keyed), args)
+}
+
+// errorEvent writes the error event of SPEC 5.1, an end that is no
+// interruption (SPEC 11.1).
+func (c *convCore) errorEvent(msg string) {
+	c.reachEnd(endError)
+	c.runOf(false)
+	c.buf = AppendErrorEvent(c.buf, msg)
+	c.flushFull()
+}
 
 // start fixes the chunk head at the first chunk and reports whether the role
 // is still to be given.
@@ -185,14 +263,18 @@ func (c *convCore) flushFull() {
 }
 
 // finish writes a finish chunk with the mapped finish reason and, when usage
-// holds token counts, the OpenAI usage object.
+// holds token counts, OpenAI's usage object made of them (SPEC 5.1).
 func (c *convCore) finish(reason string, usage gjson.Result) {
 	role := c.start()
 	if rep := c.opts.Reply; rep != nil {
 		rep.setCostFrom(usage) // the chunk's usage carries the counts only
 	}
+	var counts Usage
 	var u []byte
-	c.scratch, u = appendUsage(c.scratch[:0], usage)
+	if counts.ReadAISDK(usage) {
+		c.scratch = counts.appendChat(c.scratch[:0])
+		u = c.scratch
+	}
 	c.runOf(false)
 	c.buf = c.head.AppendFinish(c.buf, mapFinishReason(reason), role, u)
 	c.flushFull()
@@ -310,55 +392,6 @@ func mapFinishReason(r string) string {
 	return r
 }
 
-// appendUsage appends OpenAI's usage object built from an AI SDK usage
-// object: prompt_tokens from promptTokens, prompt_tokens or inputTokens;
-// completion_tokens from completionTokens, completion_tokens or outputTokens;
-// total_tokens from totalTokens or total_tokens, else their sum. It returns
-// the grown dst and the usage bytes, or nil when usage is not an object with
-// at least one of those numbers.
-func appendUsage(dst []byte, usage gjson.Result) ([]byte, []byte) {
-	if !usage.IsObject() {
-		return dst, nil
-	}
-	var p, c, t int64
-	var hasP, hasC, hasT bool
-	usage.ForEach(func(k, v gjson.Result) bool {
-		if v.Type != gjson.Number {
-			return true
-		}
-		switch k.Str {
-		case "promptTokens", "prompt_tokens", "inputTokens":
-			if !hasP {
-				p, hasP = int64(v.Num), true
-			}
-		case "completionTokens", "completion_tokens", "outputTokens":
-			if !hasC {
-				c, hasC = int64(v.Num), true
-			}
-		case "totalTokens", "total_tokens":
-			if !hasT {
-				t, hasT = int64(v.Num), true
-			}
-		}
-		return true
-	})
-	if !hasP && !hasC && !hasT {
-		return dst, nil
-	}
-	if !hasT {
-		t = p + c
-	}
-	start := len(dst)
-	dst = append(dst, `{"prompt_tokens":`...)
-	dst = strconv.AppendInt(dst, p, 10)
-	dst = append(dst, `,"completion_tokens":`...)
-	dst = strconv.AppendInt(dst, c, 10)
-	dst = append(dst, `,"total_tokens":`...)
-	dst = strconv.AppendInt(dst, t, 10)
-	dst = append(dst, '}')
-	return dst, dst[start:]
-}
-
 // text returns the text of raw, a valid JSON value, when it is a string. The
 // text is a view of raw, or of c.str when raw has escapes: it is only valid
 // until the next call.
@@ -394,4 +427,15 @@ func (u *Usage) ReadAISDK(usage gjson.Result) bool {
 		u.setReasoning(n)
 	}
 	return true
+}
+
+// appendChat appends OpenAI's chat usage object of u's counts (SPEC 5.1).
+func (u *Usage) appendChat(dst []byte) []byte {
+	dst = append(dst, `{"prompt_tokens":`...)
+	dst = strconv.AppendInt(dst, u.Input, 10)
+	dst = append(dst, `,"completion_tokens":`...)
+	dst = strconv.AppendInt(dst, u.Output, 10)
+	dst = append(dst, `,"total_tokens":`...)
+	dst = strconv.AppendInt(dst, u.TotalTokens(), 10)
+	return append(dst, '}')
 }

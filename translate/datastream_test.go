@@ -25,14 +25,9 @@ func testOpts(stats *Stats) ConvertOptions {
 	return ConvertOptions{Model: "m", Created: 1, MaxLine: 1 << 20, HustleSummary: true, Stats: stats}
 }
 
-type converter interface {
-	io.WriteCloser
-	Meta() *Meta
-}
-
 // feedPieces writes in to c in pieces whose sizes cycle through sizes (nil:
 // in one write), then closes c.
-func feedPieces(t *testing.T, c converter, in string, sizes []int) {
+func feedPieces(t *testing.T, c io.WriteCloser, in string, sizes []int) {
 	t.Helper()
 	b := []byte(in)
 	for i := 0; len(b) > 0; i++ {
@@ -105,6 +100,8 @@ func TestDataStreamCodes(t *testing.T) {
 			finishEv(`"role":"assistant"`, "stop", `{"prompt_tokens":10,"completion_tokens":20,"total_tokens":30}`) + done, 0},
 		{"d tool-calls with snake_case usage and total", f + `d:{"finishReason":"tool-calls","usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":125}}` + "\n",
 			finishEv(`"role":"assistant"`, "tool_calls", `{"prompt_tokens":100,"completion_tokens":20,"total_tokens":125}`) + done, 0},
+		{"d usage in AI SDK 5's snake_case", f + `d:{"finishReason":"stop","usage":{"input_tokens":4,"output_tokens":1}}` + "\n",
+			finishEv(`"role":"assistant"`, "stop", `{"prompt_tokens":4,"completion_tokens":1,"total_tokens":5}`) + done, 0},
 		{"d content-filter without usage", f + `d:{"finishReason":"content-filter"}` + "\n",
 			finishEv(`"role":"assistant"`, "content_filter", "") + done, 0},
 		{"d length after text", f + "0:\"x\"\n" + `d:{"finishReason":"length","usage":{"promptTokens":1,"completionTokens":1}}` + "\n",
@@ -358,7 +355,7 @@ func TestDataStreamFixtureToolCallDeltas(t *testing.T) {
 	if st != (Stats{Events: 8, Skipped: 4}) {
 		t.Errorf("stats %+v, want 8 events, 4 skipped (c c a e)", st)
 	}
-	if tools := c.Meta().Tools(); len(tools) != 1 || tools[0] != "tool1" {
+	if tools := c.meta.Tools(); len(tools) != 1 || tools[0] != "tool1" {
 		t.Errorf("Meta().Tools() = %v", tools)
 	}
 }
@@ -368,8 +365,8 @@ func TestDataStreamNoFinish(t *testing.T) {
 	if want := deltaEv(`"role":"assistant","content":"cut"`) + deltaEv(`"content":"off"`) + metaEv(`{"tools_used":["t"]}`) + done; got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
-	if string(c.Meta().JSON()) != `{"tools_used":["t"]}` {
-		t.Errorf("Meta() = %s", c.Meta().JSON())
+	if string(c.meta.JSON()) != `{"tools_used":["t"]}` {
+		t.Errorf("meta = %s", c.meta.JSON())
 	}
 }
 

@@ -68,6 +68,7 @@ func TestMadeDeltasSameAsRead(t *testing.T) {
 		{FormatDataStream, "0:\"a\"\n0:\"b\"\n3:\"oops\"\n0:\"c\"\ng:\"r\"\nd:{\"finishReason\":\"stop\"}\n0:\"late\"\n"},
 		{FormatUIStream, string(loadUpstreamFixture(t, dir, "vercel-ui-message-stream-v1-error.sse"))},
 		{FormatUIStream, "data: {\"type\":\"start\",\"messageId\":\"m1\"}\n\ndata: {\"type\":\"text-delta\",\"id\":\"0\",\"delta\":\"Hel\"}\n\ndata: {\"type\":\"text-delta\",\"id\":\"0\",\"delta\":\"lo\"}\n\ndata: {\"type\":\"reasoning-delta\",\"id\":\"r\",\"delta\":\"hm\"}\n\ndata: {\"type\":\"finish\"}\n\ndata: [DONE]\n\n"},
+		{FormatUIStream, "data: {\"type\":\"text-delta\",\"id\":\"0\",\"delta\":\"Hel\"}\n\ndata: {\"type\":\"text-delta\",\"id\":\"0\",\"delta\":\"lo\"}\n\ndata: {\"type\":\"error\",\"errorText\":\"boom\"}\n\n"},
 	}
 	setups := map[string]func(*SSEOptions){
 		"plain": func(*SSEOptions) {},

@@ -48,31 +48,13 @@ func isUIPartType(t string) bool {
 
 // UIStreamConverter turns an AI SDK UI message stream v1 (SPEC 5.2: SSE
 // events whose data is a {"type":...} object) into OpenAI
-// chat-completion-chunk SSE events.
-//
-// Like DataStreamConverter it is an io.Writer fed with the upstream body in
-// pieces of any size, converts each event as soon as its blank line has been
-// read, and writes what one Write produced in one Write. At data: [DONE], or
-// at Close when the upstream sent none, it writes the meta-only event
-// data: {"meta":{...}} (only when there is meta) and data: [DONE], once;
-// anything after the upstream's [DONE] is ignored.
-//
-// Part mapping: text-delta and reasoning-delta become content and
-// reasoning_content chunks; tool-input-start, tool-input-available and
-// tool-call add toolName to tools_used; data-* parts hand their data (each
-// element of an array) to Hustle; error becomes the error event with
-// errorText, else message, else error.message or a string error; start
-// gives the message id; finish becomes the finish chunk with finishReason
-// (default stop) and, when given, usage from messageMetadata.usage or usage
-// (inputTokens/promptTokens/prompt_tokens become prompt_tokens,
-// outputTokens/completionTokens/completion_tokens completion_tokens,
-// totalTokens/total_tokens total_tokens, else their sum). Other parts give
-// nothing.
+// chat-completion-chunk SSE events, as convCore says. The upstream's
+// data: [DONE] ends the stream as Close does; anything after it is ignored.
 //
 // Counting (ConvertOptions.Stats): Events counts the events with data
 // ([DONE] included), Skipped those that are not a JSON object with a string
 // type of the UI message stream, and those longer than MaxLine, which are
-// also counted in Oversize and dropped as they arrive.
+// also counted in Oversize.
 type UIStreamConverter struct {
 	convCore
 	split       SSESplitter
@@ -86,40 +68,19 @@ type UIStreamConverter struct {
 func NewUIStreamConverter(out io.Writer, opts ConvertOptions) *UIStreamConverter {
 	c := &UIStreamConverter{}
 	c.init(out, opts)
-	c.split.Max = opts.MaxLine
-	if c.split.Max <= 0 {
-		c.split.Max = defaultMaxLine
-	}
+	c.split.Max = c.maxLine
 	return c
 }
 
-// Write converts every event p completes. It returns len(p), nil unless the
-// output failed; that error is then returned by every later call.
+// Write converts every event p completes.
 func (c *UIStreamConverter) Write(p []byte) (int, error) {
-	if c.err != nil {
-		return 0, c.err
-	}
-	if c.ended {
-		return len(p), nil
-	}
-	c.buf = c.buf[:0]
-	c.split.Feed(p, (*uiHandler)(c))
-	if err := c.flush(); err != nil {
-		return 0, err
-	}
-	return len(p), nil
+	return c.write(p, func(p []byte) { c.split.Feed(p, (*uiHandler)(c)) })
 }
 
-// Close ends the stream: an unterminated last event is converted, then, when
-// the upstream sent no [DONE], the meta-only event and [DONE] are written.
+// Close converts an unterminated last event and ends the stream, when the
+// upstream's [DONE] has not.
 func (c *UIStreamConverter) Close() error {
-	if c.err != nil || c.ended {
-		return c.err
-	}
-	c.buf = c.buf[:0]
-	c.split.Close((*uiHandler)(c))
-	c.end()
-	return c.flush()
+	return c.close(func() { c.split.Close((*uiHandler)(c)) })
 }
 
 // uiHandler is the converter seen as the splitter's SSEHandler, so that
@@ -152,7 +113,7 @@ var doneData = []byte("[DONE]")
 
 func (c *UIStreamConverter) event(data []byte) {
 	if bytes.Equal(bytes.TrimSpace(data), doneData) {
-		c.count(false)
+		c.count()
 		c.end()
 		return
 	}
@@ -160,7 +121,7 @@ func (c *UIStreamConverter) event(data []byte) {
 	if part, raw, esc, ok := uiDeltaAsSent(s); ok {
 		// Most events of a stream, read in one pass; what this returns,
 		// the general reading below would have read.
-		c.count(false)
+		c.count()
 		if field := uiDeltaParts[part].field; field != "" && !c.aborted {
 			d := raw[1 : len(raw)-1] // as it is unless it holds an escape
 			if esc {
@@ -171,33 +132,29 @@ func (c *UIStreamConverter) event(data []byte) {
 		return
 	}
 	if !jsonscan.Valid(s) {
-		c.count(true)
-		c.debug("llm_meta: UI message stream event that is not JSON skipped")
+		c.skip("llm_meta: UI message stream event that is not JSON skipped")
 		return
 	}
 	// type and delta are read without gjson, which would allocate for every
 	// delta with an escape in it; the other parts are rare.
 	typ, ok := c.text(jsonscan.ObjectValue(s, "type"))
 	if !ok || !isUIPartType(typ) {
-		c.count(true)
-		c.debug("llm_meta: UI message stream event of unknown type skipped")
+		c.skip("llm_meta: UI message stream event of unknown type skipped")
 		return
 	}
-	c.count(false)
+	c.count()
 	if c.aborted {
 		return // parts after abort are ignored (SPEC 5.2)
 	}
+	for _, p := range uiDeltaParts {
+		if typ == p.typ && p.field != "" {
+			if d, ok := c.text(jsonscan.ObjectValue(s, "delta")); ok {
+				c.delta(p.field, d)
+			}
+			return
+		}
+	}
 	switch typ {
-	case "text-delta":
-		if d, ok := c.text(jsonscan.ObjectValue(s, "delta")); ok {
-			c.delta("content", d)
-		}
-		return
-	case "reasoning-delta":
-		if d, ok := c.text(jsonscan.ObjectValue(s, "delta")); ok {
-			c.delta("reasoning_content", d)
-		}
-		return
 	case "start-step", "finish-step", "text-start", "text-end", "tool-input-delta":
 		return // the most frequent parts that give nothing
 	}
@@ -205,11 +162,14 @@ func (c *UIStreamConverter) event(data []byte) {
 	switch typ {
 	case "tool-input-start", "tool-input-available", "tool-call",
 		"tool-input-error", "tool-output-error", "tool-approval-request":
-		if n := v.Get("toolName"); n.Type == gjson.String {
-			c.addTool(n.Str)
+		name := v.Get("toolName")
+		if name.Type == gjson.String {
+			c.meta.AddTool(name.Str)
 		}
-		if rep := c.opts.Reply; typ == "tool-input-available" && rep != nil && rep.ToolArguments {
-			uiInputCall(s, v, rep)
+		if typ == "tool-input-available" {
+			// A call once per toolCallId, its input value's text as it
+			// came its arguments (SPEC 11.3).
+			c.call(name.Str, v.Get("toolCallId"), jsonscan.ObjectValue(s, "input"))
 		}
 	case "message-metadata":
 		c.metadataUsage(v.Get("messageMetadata.usage"))
@@ -220,9 +180,7 @@ func (c *UIStreamConverter) event(data []byte) {
 		}
 		c.aborted = true
 	case "error":
-		c.reachEnd(endError)
-		c.buf = AppendErrorEvent(c.buf, uiErrorMessage(v))
-		c.flushFull()
+		c.errorEvent(uiErrorMessage(v))
 	case "start":
 		if id := v.Get("messageId"); id.Type == gjson.String {
 			c.announce(id.Str)
@@ -237,34 +195,9 @@ func (c *UIStreamConverter) event(data []byte) {
 		c.finishUI(v.Get("finishReason").Str, usage)
 	default:
 		if strings.HasPrefix(typ, "data-") {
-			d := v.Get("data")
-			if d.IsArray() {
-				d.ForEach(func(_, e gjson.Result) bool {
-					c.hustle.AddElement(bytesView(e.Raw))
-					return true
-				})
-			} else if d.Exists() {
-				c.hustle.AddElement(bytesView(d.Raw))
-			}
+			c.data(v.Get("data")) // missing: not valid JSON, ignored
 		}
 	}
-}
-
-// uiInputCall reads the call of a tool-input-available part whose
-// toolCallId was not seen before (SPEC 11.3): its input value's text as
-// it came is its arguments.
-func uiInputCall(s string, v gjson.Result, rep *Reply) {
-	var c *callEntry
-	if id := v.Get("toolCallId"); id.Type == gjson.String {
-		key := idKey(id.Str)
-		if rep.calls.find(key) != nil {
-			return
-		}
-		c = rep.beginCall(v.Get("toolName").Str, key, true)
-	} else {
-		c = rep.beginCall(v.Get("toolName").Str, callKey{}, false)
-	}
-	rep.calls.addArgs(c, jsonscan.ObjectValue(s, "input"))
 }
 
 // metadataUsage keeps the usage of message metadata (a message-metadata

@@ -155,8 +155,8 @@ func TestUIStreamFixtureError(t *testing.T) {
 	if got != want {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
 	}
-	if !c.Meta().Empty() {
-		t.Errorf("meta %s, want none", c.Meta().JSON())
+	if !c.meta.Empty() {
+		t.Errorf("meta %s, want none", c.meta.JSON())
 	}
 	if st != (Stats{Events: 6}) {
 		t.Errorf("stats %+v, want 6 events", st)
