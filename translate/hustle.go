@@ -2,7 +2,9 @@ package translate
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
@@ -22,39 +24,20 @@ type Hustle struct {
 	// as it comes rather than held (SPEC 8.1).
 	Max int
 
-	kinds [numHustleKinds][]byte // raw JSON per kind, nil when absent
-	order [numHustleKinds]int8   // kinds in first-seen order
-	n     int                    // kinds seen
-	data  [][]byte               // other elements, raw JSON
-	held  int                    // bytes in kinds and data
-	over  bool                   // an element was dropped for Max
+	kinds [len(hustleKinds)][]byte // raw JSON per kind, nil when absent
+	order [len(hustleKinds)]int8   // kinds in first-seen order
+	n     int                      // kinds seen
+	data  [][]byte                 // other elements, raw JSON
+	held  int                      // bytes in kinds and data
+	over  bool                     // an element was dropped for Max
 }
 
 // MaxHustleData is the most elements meta.hustle.data keeps; later ones are
 // dropped.
 const MaxHustleData = 64
 
-const (
-	hustleReasoning = iota
-	hustleIntentContext
-	hustleDevToolsInfo
-	hustlePathInfo
-	hustleTokenUsage
-	numHustleKinds
-)
-
-var hustleKindNames = [numHustleKinds]string{
-	"reasoning", "intent_context", "dev_tools_info", "path_info", "token_usage",
-}
-
-func hustleKind(t string) int {
-	for i, k := range hustleKindNames {
-		if k == t {
-			return i
-		}
-	}
-	return -1
-}
+// hustleKinds are the types of the elements kept by kind.
+var hustleKinds = [...]string{"reasoning", "intent_context", "dev_tools_info", "path_info", "token_usage"}
 
 // AddElement takes one data element, raw JSON. raw is copied. An element
 // that is not valid JSON is ignored.
@@ -66,7 +49,7 @@ func (h *Hustle) AddElement(raw []byte) {
 	}
 	if len(raw) > 0 && raw[0] == '{' {
 		if t := gjson.Get(s, "type"); t.Type == gjson.String {
-			if k := hustleKind(t.Str); k >= 0 {
+			if k := slices.Index(hustleKinds[:], t.Str); k >= 0 {
 				if !h.room(len(raw) - len(h.kinds[k])) {
 					return
 				}
@@ -103,9 +86,6 @@ func (h *Hustle) room(n int) bool {
 // Empty reports whether no element came.
 func (h *Hustle) Empty() bool { return h.n == 0 && len(h.data) == 0 }
 
-// Reset empties h, keeping its bound.
-func (h *Hustle) Reset() { *h = Hustle{Max: h.Max} }
-
 // AppendTo sets m's hustle key to an object holding the kinds in first-seen
 // order, then "data":[...] when other elements came. Nothing is set when h is
 // empty. When summary is true, h holds any of the five kinds, and m has no
@@ -118,31 +98,23 @@ func (h *Hustle) AppendTo(m *Meta, summary bool) {
 	if h.Empty() {
 		return
 	}
+	// Each member and element is followed by a comma, the last one's
+	// replaced by the closing bracket.
 	b := make([]byte, 0, h.size())
 	b = append(b, '{')
-	for i := 0; i < h.n; i++ {
-		k := h.order[i]
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = jsonscan.AppendString(b, hustleKindNames[k])
+	for _, k := range h.order[:h.n] {
+		b = jsonscan.AppendString(b, hustleKinds[k])
 		b = append(b, ':')
-		b = append(b, h.kinds[k]...)
+		b = append(append(b, h.kinds[k]...), ',')
 	}
 	if len(h.data) > 0 {
-		if h.n > 0 {
-			b = append(b, ',')
-		}
 		b = append(b, `"data":[`...)
-		for i, e := range h.data {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, e...)
+		for _, e := range h.data {
+			b = append(append(b, e...), ',')
 		}
-		b = append(b, ']')
+		b = append(b[:len(b)-1], "],"...)
 	}
-	b = append(b, '}')
+	b = append(b[:len(b)-1], '}')
 	m.Set(KeyHustle, b)
 	if summary && h.n > 0 && !m.Has(KeyStructuredResult) {
 		if sr := h.appendSummary(nil); sr != nil {
@@ -162,7 +134,9 @@ func (h *Hustle) size() int {
 	return n
 }
 
-func (h *Hustle) kind(k int) gjson.Result {
+// kind is the element of one of hustleKinds, when it came.
+func (h *Hustle) kind(name string) gjson.Result {
+	k := slices.Index(hustleKinds[:], name)
 	if h.kinds[k] == nil {
 		return gjson.Result{}
 	}
@@ -173,12 +147,12 @@ func (h *Hustle) kind(k int) gjson.Result {
 // when it would have no entry. Each entry is there only when its source is
 // present: not missing, not null, not an empty string or list.
 func (h *Hustle) appendSummary(dst []byte) []byte {
-	reasoning := h.kind(hustleReasoning)
-	intent := h.kind(hustleIntentContext)
-	devTools := h.kind(hustleDevToolsInfo)
-	tokens := h.kind(hustleTokenUsage)
+	reasoning := h.kind("reasoning")
+	intent := h.kind("intent_context")
+	devTools := h.kind("dev_tools_info")
+	tokens := h.kind("token_usage")
 	if !tokens.Exists() {
-		tokens = h.kind(hustlePathInfo)
+		tokens = h.kind("path_info")
 	}
 
 	start := len(dst)
@@ -233,34 +207,17 @@ func (h *Hustle) appendSummary(dst []byte) []byte {
 }
 
 // summaryText is a value as the summary shows it: strings as they are,
-// numbers as their shortest decimal (integers exactly as written), other
-// values by the rule of SPEC 4.1; "" when missing or null.
+// numbers as their shortest decimal, never in exponent form (an integer
+// literal as written, so that counts above 2^53 stay exact), other values
+// by the rule of SPEC 4.1; "" when missing or null.
 func summaryText(v gjson.Result) string {
-	switch v.Type {
-	case gjson.Null:
+	switch {
+	case v.Type == gjson.Null:
 		return ""
-	case gjson.Number:
-		return formatNumber(v)
+	case v.Type == gjson.Number && strings.TrimLeft(v.Raw, "-0123456789") != "":
+		return strconv.FormatFloat(v.Num, 'f', -1, 64)
 	}
-	return valueAsString(v)
-}
-
-// formatNumber writes a JSON number as its shortest decimal, never in
-// exponent form; an integer literal is kept as written, so that counts
-// above 2^53 stay exact.
-func formatNumber(v gjson.Result) string {
-	raw := v.Raw
-	isInt := raw != ""
-	for i := 0; i < len(raw); i++ {
-		if c := raw[i]; (c < '0' || c > '9') && !(i == 0 && c == '-') {
-			isInt = false
-			break
-		}
-	}
-	if isInt {
-		return raw
-	}
-	return strconv.FormatFloat(v.Num, 'f', -1, 64)
+	return valueAsString(v) // a number's raw text
 }
 
 // summaryList joins the items of an array with ", ", skipping empty ones;
@@ -289,7 +246,7 @@ func summaryList(v gjson.Result) string {
 // costUsd as the upstream's cost (SPEC 9.2: after usage.cost and the cost
 // header).
 func (h *Hustle) usageInto(r *Reply) {
-	for _, k := range [...]int{hustleTokenUsage, hustlePathInfo} {
+	for _, k := range [...]string{"token_usage", "path_info"} {
 		v := h.kind(k)
 		if !v.Exists() {
 			continue
