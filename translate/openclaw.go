@@ -24,10 +24,6 @@ const (
 	OpenClawAgentHeaderAlt  = "x-openclaw-agent"
 	DefaultOpenClawAgent    = "main"
 	maxOpenClawToolNames    = 256 // tools_used keeps at most 256 names (SPEC 8.1)
-	openClawHistoryLimit    = "100"
-	openClawMadeKeyInfix    = ":llm-meta:"
-	openClawChatUserInfix   = ":openai-user:"
-	openClawRespUserInfix   = ":openresponses-user:"
 	openClawToolWrapperName = "tool_call"
 )
 
@@ -54,14 +50,14 @@ func OpenClawSessionKey(req OpenClawRequest) (key string, made bool) {
 	}
 	agent := openClawAgent(req)
 	if user := jsTrim(req.User); user != "" {
-		infix := openClawChatUserInfix
+		infix := ":openai-user:"
 		if req.Responses {
-			infix = openClawRespUserInfix
+			infix = ":openresponses-user:"
 		}
 		// OpenClaw lower-cases the part after the agent (normalizeMainKey).
 		return "agent:" + agent + strings.ToLower(infix+user), false
 	}
-	return NewOpenClawSessionKey(agent), true
+	return newOpenClawSessionKey(agent), true
 }
 
 // openClawAgent is the agent a request goes to, normalised as OpenClaw
@@ -145,12 +141,12 @@ func jsTrim(s string) string {
 	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r == '\uFEFF' })
 }
 
-// NewOpenClawSessionKey returns a fresh session key of the module's own for
+// newOpenClawSessionKey returns a fresh session key of the module's own for
 // agent: agent:<agent>:llm-meta:<32 hex digits>.
-func NewOpenClawSessionKey(agent string) string {
+func newOpenClawSessionKey(agent string) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
-	return "agent:" + agent + openClawMadeKeyInfix + hex.EncodeToString(b[:])
+	return "agent:" + agent + ":llm-meta:" + hex.EncodeToString(b[:])
 }
 
 // OpenClawRequestFields reads what OpenClawSessionKey needs from a request
@@ -167,9 +163,9 @@ func OpenClawRequestFields(body []byte) (model, user string, responses bool) {
 	root.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "model":
-			model = stringValue(v)
+			model = v.Str // "" unless a string
 		case "user":
-			user = stringValue(v)
+			user = v.Str
 		case "input":
 			hasInput = true
 		case "messages":
@@ -181,13 +177,6 @@ func OpenClawRequestFields(body []byte) (model, user string, responses bool) {
 	return strings.Clone(model), strings.Clone(user), hasInput && !hasMessages
 }
 
-func stringValue(v gjson.Result) string {
-	if v.Type == gjson.String {
-		return v.Str
-	}
-	return ""
-}
-
 // OpenClawHistoryRequest returns the body of the transcript look-up for a
 // session: POST /tools/invoke with the sessions_history tool, tool calls
 // included, the last 100 messages (SPEC 10).
@@ -195,7 +184,7 @@ func OpenClawHistoryRequest(sessionKey string) []byte {
 	b := make([]byte, 0, 96+len(sessionKey))
 	b = append(b, `{"tool":"sessions_history","args":{"sessionKey":`...)
 	b = jsonscan.AppendString(b, sessionKey)
-	return append(b, `,"includeTools":true,"limit":`+openClawHistoryLimit+`}}`...)
+	return append(b, `,"includeTools":true,"limit":100}}`...)
 }
 
 // Errors of OpenClawTools. They name what was wrong, never what the answer
@@ -285,8 +274,8 @@ func (n *openClawNames) message(msg gjson.Result, runID string) {
 	}
 	if role.Str == "toolResult" {
 		// A wrapper's result names the wrapper; its call names the tool.
-		if name := stringValue(toolName); name != openClawToolWrapperName {
-			n.put(name)
+		if toolName.Str != openClawToolWrapperName {
+			n.put(toolName.Str)
 		}
 		return
 	}
@@ -352,7 +341,7 @@ func openClawWrappedTool(args gjson.Result) string {
 		lastMembers(nested, wrapperKeys[:3], m[:3])
 		picked = firstSet(m[:3])
 	}
-	id := jsTrim(stringValue(picked))
+	id := jsTrim(picked.Str)
 	if i := strings.LastIndexByte(id, ':'); i >= 0 {
 		id = id[i+1:]
 	}
