@@ -13,7 +13,7 @@ import (
 
 // Flags a client may set on a chat request; they are never sent upstream
 // (SPEC 3).
-var requestFlags = []string{"run_once", "return_final_only", "enable_structured_output"}
+var requestFlags = [...]string{"run_once", "return_final_only", "enable_structured_output"}
 
 // RequestOptions configure RewriteRequest.
 type RequestOptions struct {
@@ -51,74 +51,45 @@ type RequestResult struct {
 
 // RewriteRequest applies SPEC 3 to a chat request body. ok is false when the
 // body is not a JSON object; it is then to be forwarded untouched.
+// Its top level is read once (readRequestTop), then each change made.
 func RewriteRequest(body []byte, opts RequestOptions) (res RequestResult, ok bool) {
-	if res, ok := askUsageOnly(body, opts); ok {
-		return res, true
-	}
-	return rewriteRequestParsed(body, opts)
-}
-
-// rewriteRequestParsed is RewriteRequest by gjson's reading of the body:
-// every request but the usual stream that does not ask for its usage.
-func rewriteRequestParsed(body []byte, opts RequestOptions) (res RequestResult, ok bool) {
-	s := strView(body)
-	root, isObj := jsonObject(s)
+	top, isObj := readRequestTop(strView(body))
 	if !isObj {
 		return RequestResult{Body: body}, false
 	}
+	return rewriteRequestTop(body, &top, opts), true
+}
+
+// rewriteRequestTop is RewriteRequest of a JSON object whose top level
+// reads top.
+func rewriteRequestTop(body []byte, top *requestTop, opts RequestOptions) (res RequestResult) {
+	s := strView(body)
 	res.Body = body
-	// One pass over the top-level keys: a duplicated key counts by its last
-	// value, as JavaScript's JSON.parse reads it, and every copy is removed.
-	var present [3]int
-	var values [3]gjson.Result
-	var stream bool
-	var streamOptions gjson.Result
-	var streamOptionsCopies int
-	var model gjson.Result
-	root.ForEach(func(k, v gjson.Result) bool {
-		for i, f := range requestFlags {
-			if k.Str == f {
-				present[i]++
-				values[i] = v
-			}
-		}
-		switch k.Str {
-		case "model":
-			if v.Type == gjson.String {
-				model = v // the last copy, cloned once below
-			}
-		case "stream":
-			stream = v.Type == gjson.True
-		case "stream_options":
-			streamOptions = v
-			streamOptionsCopies++
-		}
-		return true
-	})
-	if model.Exists() {
-		res.Model = strings.Clone(model.Str) // s is the caller's buffer
-	}
-	res.RunOnce = values[0].Type == gjson.True || values[1].Type == gjson.True
-	wantStructured := values[2].Type == gjson.True
-	if present != [3]int{} {
+	res.Model = strings.Clone(top.model) // s is the caller's buffer
+	res.RunOnce = top.flagTrue[0] || top.flagTrue[1]
+	if top.flags {
 		// Every copy of every flag, in one pass (deleting them one at a
 		// time would copy the body once per copy).
-		if next, removed := removeMembers(s, func(k string) bool { return isRequestFlag(k) }); removed {
+		if next, removed := removeMembers(s, isRequestFlag); removed {
 			res.Body, res.Changed = next, true
 		}
 	}
 	if !opts.Kind.Chat() {
-		return res, true // the flags removed, nothing else changes
+		return res // the flags removed, nothing else changes
 	}
-	if opts.StreamUsage && stream {
-		if asked, usageCopies := includeUsage(streamOptions); !asked {
-			repeated := streamOptionsCopies > 1 || usageCopies > 1
-			if next, err := askStreamUsage(res.Body, streamOptions, repeated); err == nil {
+	if opts.StreamUsage && top.stream {
+		if asked, usageCopies := includeUsage(s, top.streamOptions); !asked {
+			so := ""
+			if top.streamOptions >= 0 {
+				so = s[top.streamOptions:jsonscan.SkipValue(s, top.streamOptions)]
+			}
+			repeated := top.streamOptionsCopies > 1 || usageCopies > 1
+			if next, err := askStreamUsage(res.Body, so, repeated); err == nil {
 				res.Body, res.Changed, res.WithholdUsage = next, true, true
 			}
 		}
 	}
-	if wantStructured && !root.Get("response_format").Exists() && modelMatches(opts.StructuredModels, res.Model) {
+	if top.flagTrue[2] && !top.responseFormat && modelMatches(opts.StructuredModels, res.Model) {
 		if next, err := ApplyStructuredRequest(res.Body, opts.Instruction); err == nil {
 			res.Body, res.Changed, res.Structured = next, true, true
 		}
@@ -129,33 +100,41 @@ func rewriteRequestParsed(body []byte, opts RequestOptions) (res RequestResult, 
 			res.Meta.SetTrimmed(size)
 		}
 	}
-	return res, true
+	return res
 }
 
-// includeUsage reads the stream_options value so: whether it asks for the
-// usage chunk (its include_usage is true, the last copy when the key is
-// repeated, as JSON.parse and most upstreams read it), and how many
-// include_usage members it has.
-func includeUsage(so gjson.Result) (asked bool, copies int) {
-	if so.IsObject() {
-		so.ForEach(func(k, v gjson.Result) bool {
-			if k.Str == "include_usage" {
-				asked, copies = v.Type == gjson.True, copies+1
-			}
-			return true
-		})
+// includeUsage reads the stream_options value at s[so] (so < 0: none):
+// whether it asks for the usage chunk (its include_usage is true, the last
+// copy when the key is repeated, as JSON.parse and most upstreams read
+// it), and how many include_usage members it has.
+func includeUsage(s string, so int) (asked bool, copies int) {
+	if so < 0 || s[so] != '{' {
+		return false, 0
+	}
+	it := jsonscan.IterAt(s, so)
+	for k, v, more := it.Next(); more; k, v, more = it.Next() {
+		if jsonscan.KeyIs(k, "include_usage") {
+			asked, copies = strings.HasPrefix(s[v:], "true"), copies+1
+		}
 	}
 	return asked, copies
 }
 
 // askStreamUsage sets stream_options.include_usage to true, keeping the
 // other stream_options keys (SPEC 9.1). so is the body's last top-level
-// stream_options; repeated, that the body repeats it or include_usage in it.
-func askStreamUsage(body []byte, so gjson.Result, repeated bool) ([]byte, error) {
+// stream_options ("": none); repeated, that the body repeats it or
+// include_usage in it.
+func askStreamUsage(body []byte, so string, repeated bool) ([]byte, error) {
 	if repeated {
 		return askStreamUsageRepeated(body, so)
 	}
-	if !so.IsObject() {
+	if so == "" {
+		// The usual stream (it has a "stream" member): stream_options
+		// added at its end, with no parse.
+		s := strView(body)
+		return appendMember(s, jsonscan.Space(s, 0), `"stream_options":{"include_usage":true}`), nil
+	}
+	if !strings.HasPrefix(so, "{") {
 		return sjson.SetRawBytes(body, "stream_options", []byte(`{"include_usage":true}`))
 	}
 	return sjson.SetBytes(body, "stream_options.include_usage", true)
@@ -167,12 +146,12 @@ func askStreamUsage(body []byte, so gjson.Result, repeated bool) ([]byte, error)
 // then wait for a usage chunk that never comes. Every copy goes, and one
 // stream_options is added: the last copy's keys, with one include_usage,
 // true, so that an upstream reading either copy asks for the usage.
-func askStreamUsageRepeated(body []byte, so gjson.Result) ([]byte, error) {
+func askStreamUsageRepeated(body []byte, so string) ([]byte, error) {
 	opts := []byte(`{"include_usage":true}`)
-	if so.IsObject() {
-		kept, removed := removeMembers(so.Raw, func(k string) bool { return k == "include_usage" })
+	if strings.HasPrefix(so, "{") {
+		kept, removed := removeMembers(so, func(k string) bool { return k == "include_usage" })
 		if !removed {
-			kept = []byte(so.Raw)
+			kept = []byte(so)
 		}
 		var err error
 		if opts, err = sjson.SetBytes(kept, "include_usage", true); err != nil {
@@ -182,14 +161,7 @@ func askStreamUsageRepeated(body []byte, so gjson.Result) ([]byte, error) {
 	return sjson.SetRawBytes(RemoveKeys(body, []string{"stream_options"}), "stream_options", opts)
 }
 
-func isRequestFlag(k string) bool {
-	for _, f := range requestFlags {
-		if k == f {
-			return true
-		}
-	}
-	return false
-}
+func isRequestFlag(k string) bool { return slices.Contains(requestFlags[:], k) }
 
 // removeMembers returns the JSON object s (valid) without the top-level
 // members whose key drop names, every other byte kept, in one pass over s

@@ -134,7 +134,7 @@ func TestRewriteRequestStreamUsageRepeated(t *testing.T) {
 			t.Errorf("%s: sent upstream as %s, want one stream_options", c.body, res.Body)
 			continue
 		}
-		if asked, copies := includeUsage(so[0]); copies != 1 || !asked || so[0].Get("include_usage").Type != gjson.True {
+		if asked, copies := includeUsage(so[0].Raw, 0); copies != 1 || !asked || so[0].Get("include_usage").Type != gjson.True {
 			t.Errorf("%s: sent upstream as %s, want one include_usage, true", c.body, res.Body)
 			continue
 		}

@@ -3,11 +3,13 @@ package translate
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 )
 
 var allModels = RequestOptions{StructuredModels: []string{"*"}}
@@ -256,6 +258,8 @@ var requestUnchangedSeeds = []string{
 	`{"model":"m","run_once":false}`, `{"return_final_only":true}`, `{"enable_structured_output":true,"model":"m"}`,
 	`{"\u0072un_once":true}`, `{"model":"caf\u00e9"}`, `{"model":"m","x":"run_once","y":"enable_structured_output"}`,
 	`"`, `{"a":"\"run_once\""}`,
+	`{"\u0072un_once":true,"run_once":false,"model":"m","response\u005fformat":{},"enable_structured_output":true}`,
+	`{"stream":true,"stream\u005foptions":{"include\u005fusage":false},"stream_options":{"x":1}}`,
 	// Streams, which the module asks for their usage unless they do.
 	`{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[]}`,
 	`{"stream":true,"stream_options":{"include_usage":false}}`,
@@ -285,6 +289,7 @@ func TestRequestUnchanged(t *testing.T) {
 	for _, s := range requestUnchangedSeeds {
 		for _, opts := range requestUnchangedOpts {
 			checkRequestUnchanged(t, []byte(s), opts)
+			checkRewriteRequestRef(t, []byte(s), opts)
 		}
 	}
 	// Which bodies take the fast path at all: an answer of false is always
@@ -363,50 +368,86 @@ func TestRequestModel(t *testing.T) {
 	}
 }
 
-// checkAskUsageOnly: where askUsageOnly answers, it answers what the
-// parsed reading does, byte for byte.
-func checkAskUsageOnly(t *testing.T, body []byte, opts RequestOptions) {
+// checkAppendMember: where RewriteRequest asks a stream for its usage by
+// appending stream_options (the body had none), the body is what sjson
+// makes of it, byte for byte, and the rest is the reference's reading.
+func checkAppendMember(t *testing.T, body []byte) {
 	t.Helper()
-	fast, ok := askUsageOnly(body, opts)
-	if !ok {
+	opts := RequestOptions{StreamUsage: true}
+	checkRewriteRequestRef(t, body, opts)
+	res, ok := RewriteRequest(body, opts)
+	if !ok || !res.WithholdUsage || gjson.GetBytes(body, "stream_options").Exists() {
 		return
 	}
-	want, wok := rewriteRequestParsed(body, opts)
-	if !wok || !bytes.Equal(fast.Body, want.Body) || fast.Changed != want.Changed || fast.Model != want.Model ||
-		fast.WithholdUsage != want.WithholdUsage || want.RunOnce || want.Structured || !want.Meta.Empty() {
-		t.Fatalf("askUsageOnly(%s) = %s (model %q, withhold %v); parsed: %s (model %q, withhold %v, ok %v)",
-			body, fast.Body, fast.Model, fast.WithholdUsage, want.Body, want.Model, want.WithholdUsage, wok)
+	base := RemoveKeys(body, requestFlags[:]) // the flags go first
+	if want, err := sjson.SetRawBytes(base, "stream_options", []byte(`{"include_usage":true}`)); err != nil || !bytes.Equal(res.Body, want) {
+		t.Fatalf("RewriteRequest(%s) asked for the usage as %s; sjson: %s (%v)", body, res.Body, want, err)
 	}
 }
 
-var askUsageOnlySeeds = []string{
+var appendMemberSeeds = []string{
 	`{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"Hi"}]}`,
 	` { "stream" : true } `, `{"stream":true }`, "{\n\t\"stream\": true\n}\n", `{"stream":true,"stream":false}`,
 	`{"stream":false,"stream":true,"model":"a","model":1}`, `{"x":{"stream":true}}`, `{"stream":"true"}`,
 	`{"stream":true,"messages":[{"content":"run_once"}]}`, `{"stream":true,"run_once":false}`,
 	`{"stream":true,"stream_options":null}`, `{"stream":true,"x":"stream_options"}`, `{"stream":true`,
+	`{"stream\u0022":true}`, `{"stre\u0061m":true}`,
 }
 
-func TestAskUsageOnly(t *testing.T) {
-	opts := RequestOptions{StreamUsage: true}
-	for _, s := range askUsageOnlySeeds {
-		checkAskUsageOnly(t, []byte(s), opts)
-	}
-	// The usual stream takes it, and so does one with white space.
-	for _, s := range askUsageOnlySeeds[:4] {
-		if _, ok := askUsageOnly([]byte(s), opts); !ok {
-			t.Errorf("askUsageOnly(%s) did not answer", s)
-		}
+func TestAppendMember(t *testing.T) {
+	for _, s := range appendMemberSeeds {
+		checkAppendMember(t, []byte(s))
 	}
 }
 
-func FuzzAskUsageOnly(f *testing.F) {
-	for _, s := range askUsageOnlySeeds {
+func FuzzAppendMember(f *testing.F) {
+	for _, s := range appendMemberSeeds {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		checkAskUsageOnly(t, body, RequestOptions{StreamUsage: true})
+	f.Fuzz(checkAppendMember)
+}
+
+// checkRewriteRequestRef: RewriteRequest answers what the reference reads.
+func checkRewriteRequestRef(t *testing.T, body []byte, opts RequestOptions) {
+	t.Helper()
+	got, ok := RewriteRequest(body, opts)
+	want, wok := rewriteRequestRef(body, opts)
+	if ok != wok || !bytes.Equal(got.Body, want.Body) || got.Changed != want.Changed || got.Model != want.Model ||
+		got.RunOnce != want.RunOnce || got.Structured != want.Structured || got.WithholdUsage != want.WithholdUsage ||
+		!bytes.Equal(got.Meta.JSON(), want.Meta.JSON()) {
+		t.Fatalf("RewriteRequest(%s) = %+v, %v; the reference %+v, %v", body, got, ok, want, wok)
+	}
+}
+
+// rewriteRequestRef is RewriteRequest with the top level read by gjson's
+// ForEach, as the module read requests before readRequestTop: the
+// reference RewriteRequest is held to.
+func rewriteRequestRef(body []byte, opts RequestOptions) (RequestResult, bool) {
+	s := string(body)
+	root, isObj := jsonObject(s)
+	if !isObj {
+		return RequestResult{Body: body}, false
+	}
+	top := requestTop{streamOptions: -1}
+	root.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "model":
+			if v.Type == gjson.String {
+				top.model = v.Str
+			}
+		case "stream":
+			top.stream = v.Type == gjson.True
+		case "stream_options":
+			top.streamOptions = v.Index
+			top.streamOptionsCopies++
+		}
+		if i := slices.Index(requestFlags[:], k.Str); i >= 0 {
+			top.flags, top.flagTrue[i] = true, v.Type == gjson.True
+		}
+		return true
 	})
+	top.responseFormat = root.Get("response_format").Exists()
+	return rewriteRequestTop(body, &top, opts), true
 }
 
 func FuzzRequestUnchanged(f *testing.F) {
@@ -416,6 +457,7 @@ func FuzzRequestUnchanged(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, opts := range requestUnchangedOpts {
 			checkRequestUnchanged(t, body, opts)
+			checkRewriteRequestRef(t, body, opts)
 		}
 		if got, want := RequestModel(body), requestModelGJSON(body); got != want {
 			t.Fatalf("RequestModel(%q) = %q, gjson reads %q", body, got, want)

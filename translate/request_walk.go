@@ -1,16 +1,18 @@
 package translate
 
-// The requests that need no parse: every request is looked at before it
-// goes upstream, and most need nothing, or, for a chat stream, only to ask
-// for its usage. They are read here by a scan of their quotes and, where
-// that cannot answer, a walk of their top level (jsonscan.Iter), so that
-// gjson's code stays off the way of a request to its first event
-// (BENCHMARKS.md, ninth round); every other request is RewriteRequest's
-// parse (request.go). Each answer is the one that parse would give, which
-// FuzzRequestUnchanged and FuzzAskUsageOnly hold them to.
+// Reading a request before it goes upstream: every request is looked at,
+// and most need nothing, or, for a chat stream, only to ask for its usage.
+// Its top level is read once, by a walk (readRequestTop), whatever is then
+// done to it, and a stream's usage is asked for by appending a member, so
+// that neither a parse nor gjson stays on the way of a request to its
+// first event (BENCHMARKS.md, ninth round); a request that needs nothing
+// is told by a scan of its quotes alone. FuzzRequestUnchanged holds the
+// answers to gjson's reading of the top level (rewriteRequestRef, in the
+// tests), FuzzAppendMember the appended member to sjson's.
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
@@ -61,44 +63,11 @@ func asksStreamUsage(s string) bool {
 		return false
 	}
 	top, ok := readRequestTop(s)
-	if !ok || top.streamOptions < 0 || s[top.streamOptions] != '{' {
+	if !ok {
 		return false
 	}
-	asked := false
-	it := jsonscan.IterAt(s, top.streamOptions)
-	for k, v, more := it.Next(); more; k, v, more = it.Next() {
-		if jsonscan.KeyIs(k, "include_usage") {
-			asked = strings.HasPrefix(s[v:], "true")
-		}
-	}
+	asked, _ := includeUsage(s, top.streamOptions)
 	return asked
-}
-
-// askUsageOnly is RewriteRequest for the usual chat stream that does not
-// ask for its usage, without gjson: when the body holds no flag (nor a
-// \u escape), trimming is off and it says nothing of stream_options, and
-// its top level says "stream": true, the one change is stream_options
-// added at its end, byte for byte as sjson adds it (askStreamUsage). ok
-// is false when the request is not that one; RewriteRequest then reads it.
-func askUsageOnly(body []byte, opts RequestOptions) (res RequestResult, ok bool) {
-	if !opts.Kind.Chat() || !opts.StreamUsage || opts.MaxPromptChars > 0 ||
-		bytes.Contains(body, unicodeEscape) || strings.Contains(strView(body), keyStreamOptions) {
-		return res, false
-	}
-	if flag, stream := requestKeys(body, true); flag || !stream {
-		return res, false // a flag, or no "stream": true anywhere
-	}
-	s := strView(body)
-	top, ok := readRequestTop(s)
-	if !ok || !top.stream {
-		return res, false
-	}
-	return RequestResult{
-		Body:          appendMember(s, top.root, `"stream_options":{"include_usage":true}`),
-		Changed:       true,
-		Model:         strings.Clone(top.model),
-		WithholdUsage: true,
-	}, true
 }
 
 const keyStreamOptions = `"stream_options"`
@@ -187,13 +156,18 @@ func RequestModel(body []byte) string {
 	return strings.Clone(top.model) // the body is the caller's buffer
 }
 
-// requestTop is the top level of a request as RewriteRequest's pass over
-// it reads it (gjson's ForEach: the last copy of a repeated key counts).
+// requestTop is the top level of a request as RewriteRequest reads it: a
+// repeated key counts by its last copy, as JavaScript's JSON.parse reads
+// it (and gjson's ForEach, FuzzRequestUnchanged's reference).
 type requestTop struct {
-	root          int    // where the object starts
-	model         string // the last "model" that is a string (a view of the body)
-	stream        bool   // the last "stream" is true
-	streamOptions int    // where the last "stream_options" value starts; -1: none
+	root                int                     // where the object starts
+	model               string                  // the last "model" that is a string (a view of the body)
+	stream              bool                    // the last "stream" is true
+	streamOptions       int                     // where the last "stream_options" value starts; -1: none
+	streamOptionsCopies int                     // how many stream_options members there are
+	flags               bool                    // a flag is there (requestFlags)
+	flagTrue            [len(requestFlags)]bool // each flag's last copy is true
+	responseFormat      bool                    // a response_format is there
 }
 
 // readRequestTop reads the top level of the request s in the one pass
@@ -224,17 +198,37 @@ func (r *topReader) open(depth int, _ byte) jsonscan.Want {
 	return jsonscan.Nothing
 }
 
-func (r *topReader) member(key string, v, depth int, _ bool) (wantString bool) {
+func (r *topReader) member(key string, v, depth int, esc bool) (wantString bool) {
 	if depth != 1 {
 		return false
 	}
-	switch k := key[1 : len(key)-1]; {
-	case jsonscan.KeyIs(k, "model"):
+	k := key[1 : len(key)-1]
+	if esc {
+		// Spelt with escapes: compared as its text. An escape spells at
+		// least one byte in six, and no key read here is longer than 32
+		// bytes: a longer key names none.
+		var buf [6 * 32]byte
+		if len(k) > len(buf) {
+			return false
+		}
+		k = strView(jsonscan.AppendUnescaped(buf[:0], k))
+	}
+	v = jsonscan.Space(r.s, v)
+	switch k {
+	case "model":
 		return true
-	case jsonscan.KeyIs(k, "stream"):
-		r.top.stream = strings.HasPrefix(r.s[jsonscan.Space(r.s, v):], "true")
-	case jsonscan.KeyIs(k, "stream_options"):
-		r.top.streamOptions = jsonscan.Space(r.s, v)
+	case "stream":
+		r.top.stream = strings.HasPrefix(r.s[v:], "true")
+	case "stream_options":
+		r.top.streamOptions = v
+		r.top.streamOptionsCopies++
+	case "response_format":
+		r.top.responseFormat = true
+	default:
+		if i := slices.Index(requestFlags[:], k); i >= 0 {
+			r.top.flags = true
+			r.top.flagTrue[i] = strings.HasPrefix(r.s[v:], "true")
+		}
 	}
 	return false
 }
