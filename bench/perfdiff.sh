@@ -7,9 +7,12 @@
 # both Caddy processes with perf (call graphs, kernel and runtime included:
 # many more samples than Go's CPU profiler), and prints, for the functions
 # that differ most, each side's CPU per request (or per event) in µs: by
-# part of the process first (request goroutine, transport loops, GC,
-# sysmon, scheduler: work that moved between them shows as added on one
-# and saved on the other), then inclusive, then the functions' own time.
+# part of the process first (the request's goroutine, split into
+# reverse_proxy, llm_meta's handler outside it and the rest; the transport's
+# write and read loops; the start of net/http's background read, wherever it
+# runs; GC, sysmon, scheduler: work that moved between them shows as added
+# on one and saved on the other), then inclusive, then the functions' own
+# time.
 # Each side's samples are scaled so that they add up to the Caddy CPU per
 # request that bench/e2e measured for it; the figures are as steady as
 # that run.
@@ -53,8 +56,15 @@ perf script -i "$tmp/perf.data" -F pid,ip,sym 2>/dev/null | awk -v P="$plain" -v
 # transport'"'"'s write loop in plain Caddy, by the handler with llm_meta),
 # which the per-function tables show as an addition on one side only.
 function role(   i) {
+	# Started where the request body is read to its end: by the
+	# transport'"'"'s write loop in plain Caddy, by the handler with llm_meta.
+	if ("net/http.(*connReader).startBackgroundRead" in seen) return "net/http'"'"'s background read being started"
 	for (i = n; i >= 1; i--) {
-		if (fr[i] ~ /^net\/http\.\(\*conn\)\.serve$/) return "the request'"'"'s goroutine (net/http conn.serve)"
+		if (fr[i] ~ /^net\/http\.\(\*conn\)\.serve$/) {
+			if ("github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy.(*Handler).ServeHTTP" in seen) return "the request'"'"'s goroutine: reverse_proxy"
+			if ("github.com/llm-meta/llm_meta/httpmeta.(*Handler).Serve" in seen) return "the request'"'"'s goroutine: llm_meta'"'"'s handler, outside reverse_proxy"
+			return "the request'"'"'s goroutine: the rest (net/http, Caddy'"'"'s server)"
+		}
 		if (fr[i] ~ /persistConn\)\.writeLoop$/) return "transport write loop (request to upstream)"
 		if (fr[i] ~ /persistConn\)\.readLoop$/) return "transport read loop (reply from upstream)"
 		if (fr[i] ~ /connReader\)\.backgroundRead$/) return "connection background read"
