@@ -8,7 +8,9 @@
 # many more samples than Go's CPU profiler), and prints, for the functions
 # that differ most, each side's CPU per request (or per event) in µs: by
 # part of the process first (the request's goroutine, split into
-# reverse_proxy, llm_meta's handler outside it and the rest; the transport's
+# reverse_proxy, llm_meta's own code, its reading of the request body and
+# writing of the reply, which plain Caddy does in its transport and
+# reverse_proxy, and the rest; the transport's
 # write and read loops; the start of net/http's background read, wherever it
 # runs; GC, sysmon, scheduler: work that moved between them shows as added
 # on one and saved on the other), then inclusive, then the functions' own
@@ -62,7 +64,14 @@ function role(   i) {
 	for (i = n; i >= 1; i--) {
 		if (fr[i] ~ /^net\/http\.\(\*conn\)\.serve$/) {
 			if ("github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy.(*Handler).ServeHTTP" in seen) return "the request'"'"'s goroutine: reverse_proxy"
-			if ("github.com/llm-meta/llm_meta/httpmeta.(*Handler).Serve" in seen) return "the request'"'"'s goroutine: llm_meta'"'"'s handler, outside reverse_proxy"
+			if ("github.com/llm-meta/llm_meta/httpmeta.(*Handler).Serve" in seen) {
+				# What plain Caddy does elsewhere: reading the request body
+				# (its transport) and writing the reply to the client
+				# (reverse_proxy).
+				if ("github.com/llm-meta/llm_meta/httpmeta.readUpTo" in seen) return "the request'"'"'s goroutine: llm_meta reading the request body"
+				if ("github.com/llm-meta/llm_meta/httpmeta.(*responseWriter).writeOut" in seen || "github.com/llm-meta/llm_meta/httpmeta.(*responseWriter).forwardHeader" in seen) return "the request'"'"'s goroutine: llm_meta writing the reply to the client"
+				return "the request'"'"'s goroutine: llm_meta'"'"'s own code"
+			}
 			return "the request'"'"'s goroutine: the rest (net/http, Caddy'"'"'s server)"
 		}
 		if (fr[i] ~ /persistConn\)\.writeLoop$/) return "transport write loop (request to upstream)"
