@@ -263,13 +263,10 @@ func (n *openClawNames) put(name string) {
 // message reads one transcript message: its members once, then, when it
 // belongs to the run, its tool calls or the tool of its result.
 func (n *openClawNames) message(msg gjson.Result, runID string) {
-	if !msg.IsObject() {
-		return
-	}
 	var m [4]gjson.Result
 	lastMembers(msg, messageKeys, m[:])
 	role, content, toolName, tag := m[0], m[1], m[2], m[3]
-	if id := lastMember(tag, "runId"); id.Type != gjson.String || id.Str != runID {
+	if lastMember(tag, "runId").Str != runID { // runID is not empty
 		return
 	}
 	if role.Str == "toolResult" {
@@ -292,9 +289,6 @@ func (n *openClawNames) message(msg gjson.Result, runID string) {
 // wrapper tool_call the id in its arguments (an object, or an object in a
 // JSON string as OpenAI-style arguments come).
 func (n *openClawNames) toolCall(item gjson.Result) {
-	if !item.IsObject() {
-		return
-	}
 	var m [3]gjson.Result
 	lastMembers(item, itemKeys, m[:])
 	typ, name, args := m[0], m[1], m[2]

@@ -28,9 +28,8 @@ var uiStreamProtocol = protocol{
 	},
 }
 
-// isUIPartType reports whether t is a UI message stream part type: start,
-// start-step, text-*, reasoning-*, tool-*, data-*, source-*, file, error,
-// finish, finish-step, abort, message-metadata.
+// isUIPartType reports whether t is a part type of the UI message stream
+// (SPEC 5.2), those of AI SDK 6 and 7 included.
 func isUIPartType(t string) bool {
 	switch t {
 	case "start", "start-step", "text-start", "text-delta", "text-end",
@@ -109,10 +108,8 @@ func (h *uiHandler) Oversize(_ []byte, first bool) {
 	}
 }
 
-var doneData = []byte("[DONE]")
-
 func (c *UIStreamConverter) event(data []byte) {
-	if bytes.Equal(bytes.TrimSpace(data), doneData) {
+	if string(bytes.TrimSpace(data)) == "[DONE]" {
 		c.count()
 		c.end()
 		return
