@@ -295,14 +295,12 @@ func (c *convCore) reachEnd(kind uint8) {
 	}
 }
 
-// interrupted reports whether the stream was cut short, once it has ended:
-// its first end was an abort, or none came and its last part was not an e
-// part that ends it; a connection that failed is not a clean end.
+// interrupted reports whether the stream told through a record was cut
+// short, once it has ended: its first end was an abort, or none came and its
+// last part was not an e part that ends it; a connection that failed is not
+// a clean end.
 func (c *convCore) interrupted() bool {
-	if rep := c.opts.Reply; rep != nil && rep.Broken {
-		return false
-	}
-	return c.endKind == endCut || c.endKind == endNone && !c.lastE
+	return !c.opts.Reply.Broken && (c.endKind == endCut || c.endKind == endNone && !c.lastE)
 }
 
 // end completes the meta and writes [DONE], once. With a shared record the
@@ -317,8 +315,9 @@ func (c *convCore) end() {
 	c.hustle.AppendTo(c.meta, c.opts.HustleSummary)
 	// SPEC 11.1 is told through the record (its reader adds the meta and
 	// the error event): a converter used on its own writes as before.
-	cut := c.opts.Reply != nil && c.interrupted()
-	if rep := c.opts.Reply; rep != nil {
+	rep := c.opts.Reply
+	cut := rep != nil && c.interrupted()
+	if rep != nil {
 		rep.Interrupted = rep.Interrupted || cut
 		if c.flush() != nil {
 			return
@@ -331,7 +330,7 @@ func (c *convCore) end() {
 		c.hustle.usageInto(rep)
 	}
 	c.runOf(false)
-	if c.opts.Reply == nil && !c.meta.Empty() {
+	if rep == nil && !c.meta.Empty() {
 		c.scratch = c.meta.AppendJSON(c.scratch[:0])
 		c.buf = AppendBareMeta(c.buf, c.scratch)
 	}
@@ -344,34 +343,20 @@ func (c *convCore) end() {
 	c.buf = append(c.buf, DoneEvent...)
 }
 
-// flush writes the events built since the last flush in one Write.
+// flush writes the events built since the last flush in one Write, then
+// ends the rewriter when the stream ends without [DONE] (end).
 func (c *convCore) flush() error {
-	if c.err != nil {
-		return c.err
-	}
-	if len(c.buf) == 0 {
-		return c.closeRewriter()
-	}
-	done := false
-	if c.run && c.runCount > 0 {
-		done, c.err = c.fast.WriteMadeDeltas(c.buf, c.runCount, strView(c.runText))
-	}
-	if !done {
-		if _, err := c.out.Write(c.buf); err != nil {
-			c.err = err
+	if c.err == nil && len(c.buf) > 0 {
+		done := false
+		if c.run && c.runCount > 0 {
+			done, c.err = c.fast.WriteMadeDeltas(c.buf, c.runCount, strView(c.runText))
 		}
+		if !done {
+			_, c.err = c.out.Write(c.buf)
+		}
+		c.buf, c.runCount, c.runText = c.buf[:0], 0, c.runText[:0]
 	}
-	c.buf, c.runCount, c.runText = c.buf[:0], 0, c.runText[:0]
-	if c.err != nil {
-		return c.err
-	}
-	return c.closeRewriter()
-}
-
-// closeRewriter ends the rewriter after the last events, when the stream
-// ends without [DONE] (end).
-func (c *convCore) closeRewriter() error {
-	if cl := c.closeOut; cl != nil {
+	if cl := c.closeOut; cl != nil && c.err == nil {
 		c.closeOut = nil
 		c.err = cl.Close()
 	}
