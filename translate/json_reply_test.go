@@ -188,7 +188,7 @@ func TestRewriteJSONReplyExtraMeta(t *testing.T) {
 	if want := `{"content":"x","meta":{"prompt_trimmed_to":800,"backendUsed":"b"}}`; string(out) != want {
 		t.Fatalf("got  %s\nwant %s", out, want)
 	}
-	if n, _ := meta.Trimmed(); n != 800 {
+	if n, _ := trimmedOf(meta); n != 800 {
 		t.Fatalf("meta trimmed %d", n)
 	}
 	// extra is not modified.

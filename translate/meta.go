@@ -6,6 +6,7 @@ package translate
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -40,7 +41,7 @@ type Meta struct {
 
 	tools      []string
 	toolText   []byte // the tool names, comma-joined; tools are read-only views of it
-	tidx       map[string]struct{}
+	tidx       map[string]int32
 	toolCtl    bool // a tool name holds a control character (ToolsPlaceholder)
 	trimmed    int64
 	hasTrimmed bool
@@ -108,7 +109,7 @@ func (m *Meta) Reset() {
 	m.vals = m.vals[:0]
 	clear(m.kidx)
 	m.tools = m.tools[:0]
-	m.toolText = nil // strings handed out (Tools, ToolsJoined) still read it
+	m.toolText = nil // strings handed out (Tools, ToolsPlaceholder) still read it
 	clear(m.tidx)
 	m.toolCtl = false
 	m.trimmed, m.hasTrimmed = 0, false
@@ -150,19 +151,34 @@ func (m *Meta) dropped() {
 	}
 }
 
-func (m *Meta) index(key string) int {
-	if m.kidx != nil {
-		if i, ok := m.kidx[key]; ok {
-			return int(i)
-		}
-		return -1
+func (m *Meta) index(key string) int { return find(m.keys, m.kidx, key) }
+
+// find is the position of s in list, or -1: looked up in idx once list
+// has one (indexed).
+func find(list []string, idx map[string]int32, s string) int {
+	if idx == nil {
+		return slices.Index(list, s)
 	}
-	for i, k := range m.keys {
-		if k == key {
-			return i
-		}
+	if i, ok := idx[s]; ok {
+		return int(i)
 	}
 	return -1
+}
+
+// indexed is idx once a string has been appended to list: that string
+// added to it, or, when list has just grown past indexAfter, a map of the
+// whole list.
+func indexed(list []string, idx map[string]int32) map[string]int32 {
+	switch {
+	case idx != nil:
+		idx[list[len(list)-1]] = int32(len(list) - 1)
+	case len(list) > indexAfter:
+		idx = make(map[string]int32, 2*len(list))
+		for i, t := range list {
+			idx[t] = int32(i)
+		}
+	}
+	return idx
 }
 
 func (m *Meta) touch(key string) int {
@@ -179,17 +195,8 @@ func (m *Meta) touch(key string) int {
 	k := ownKey(key)
 	m.keys = append(m.keys, k)
 	m.vals = append(m.vals, nil)
-	i := len(m.keys) - 1
-	switch {
-	case m.kidx != nil:
-		m.kidx[k] = int32(i)
-	case len(m.keys) > indexAfter:
-		m.kidx = make(map[string]int32, 2*len(m.keys))
-		for j, k := range m.keys {
-			m.kidx[k] = int32(j)
-		}
-	}
-	return i
+	m.kidx = indexed(m.keys, m.kidx)
+	return len(m.keys) - 1
 }
 
 // useStore gives m, when it has no storage yet, its first storage in st:
@@ -208,33 +215,17 @@ var moduleKeys = [...]string{keyTools, keyTrimmed, KeyStructuredResult, KeyStruc
 // ownKey returns key in memory of its own: the constant for moduleKeys,
 // else a copy.
 func ownKey(key string) string {
-	for _, k := range moduleKeys {
-		if k == key {
-			return k
-		}
+	if i := slices.Index(moduleKeys[:], key); i >= 0 {
+		return moduleKeys[i]
 	}
 	return strings.Clone(key)
-}
-
-// HasTool reports whether tools_used holds name.
-func (m *Meta) HasTool(name string) bool {
-	if m.tidx != nil {
-		_, ok := m.tidx[name]
-		return ok
-	}
-	for _, t := range m.tools {
-		if t == name {
-			return true
-		}
-	}
-	return false
 }
 
 // AddTool adds one tool name to tools_used, once, ignoring empty names. A
 // name past MaxMetaTools, or one that would take m past its byte bound, is
 // dropped. name is copied.
 func (m *Meta) AddTool(name string) {
-	if name == "" || m.HasTool(name) {
+	if name == "" || find(m.tools, m.tidx, name) >= 0 {
 		return
 	}
 	if len(m.tools) >= MaxMetaTools {
@@ -265,36 +256,20 @@ func (m *Meta) AddTool(name string) {
 	m.tools = append(m.tools, t)
 	m.toolBytes += n
 	m.toolCtl = m.toolCtl || hasControl(name)
-	switch {
-	case m.tidx != nil:
-		m.tidx[t] = struct{}{}
-	case len(m.tools) > indexAfter:
-		m.tidx = make(map[string]struct{}, 2*len(m.tools))
-		for _, t := range m.tools {
-			m.tidx[t] = struct{}{}
-		}
-	}
+	m.tidx = indexed(m.tools, m.tidx)
 }
 
 // Tools returns tools_used in first-seen order. The slice is m's own.
 func (m *Meta) Tools() []string { return m.tools }
 
-// ToolsJoined returns tools_used comma-joined, as strings.Join would, without
-// building it anew.
-func (m *Meta) ToolsJoined() string {
-	if len(m.tools) == 0 {
-		return ""
-	}
-	return strView(m.toolText)
-}
-
-// ToolsPlaceholder is ToolsJoined made safe for a header or a log field
-// (SPEC 8.1): control characters replaced by a space.
+// ToolsPlaceholder is tools_used comma-joined, as strings.Join would,
+// without building it anew, made safe for a header or a log field (SPEC
+// 8.1): control characters replaced by a space.
 func (m *Meta) ToolsPlaceholder() string {
 	if !m.toolCtl {
-		return m.ToolsJoined()
+		return strView(m.toolText)
 	}
-	return string(appendClean(nil, m.ToolsJoined()))
+	return string(appendClean(nil, strView(m.toolText)))
 }
 
 // SetTrimmed records prompt_trimmed_to; the smaller of two values wins.
@@ -308,9 +283,6 @@ func (m *Meta) SetTrimmed(n int64) {
 	m.touch(keyTrimmed)
 	m.trimmed, m.hasTrimmed = n, true
 }
-
-// Trimmed returns prompt_trimmed_to and whether it is set.
-func (m *Meta) Trimmed() (int64, bool) { return m.trimmed, m.hasTrimmed }
 
 // Set stores raw JSON under key (later wins). The two special keys are merged
 // by their own rule instead. raw is copied. A value that would take m past

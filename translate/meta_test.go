@@ -152,14 +152,14 @@ func TestMetaToolNamesStayPut(t *testing.T) {
 	for i, n := range names {
 		m.AddTool(n)
 		seen = append(seen, m.Tools()[i])
-		if got, want := m.ToolsJoined(), strings.Join(names[:i+1], ","); got != want {
-			t.Fatalf("ToolsJoined after %d names:\n got %q\nwant %q", i+1, got, want)
+		if got, want := toolsJoined(&m), strings.Join(names[:i+1], ","); got != want {
+			t.Fatalf("toolsJoined after %d names:\n got %q\nwant %q", i+1, got, want)
 		}
 	}
-	joined := m.ToolsJoined()
+	joined := toolsJoined(&m)
 	m.Reset()
-	if m.ToolsJoined() != "" || len(m.Tools()) != 0 {
-		t.Fatalf("after Reset: %q %q", m.ToolsJoined(), m.Tools())
+	if toolsJoined(&m) != "" || len(m.Tools()) != 0 {
+		t.Fatalf("after Reset: %q %q", toolsJoined(&m), m.Tools())
 	}
 	m.AddTool("zzzzzzzzzzzzzzzzzzzzzzzz")
 	m.AddTool("yyyy")
@@ -171,8 +171,8 @@ func TestMetaToolNamesStayPut(t *testing.T) {
 	if joined != strings.Join(names, ",") {
 		t.Fatalf("joined text changed after Reset: %q", joined)
 	}
-	if got := m.ToolsJoined(); got != "zzzzzzzzzzzzzzzzzzzzzzzz,yyyy" {
-		t.Fatalf("ToolsJoined after Reset = %q", got)
+	if got := toolsJoined(&m); got != "zzzzzzzzzzzzzzzzzzzzzzzz,yyyy" {
+		t.Fatalf("toolsJoined after Reset = %q", got)
 	}
 }
 
@@ -190,9 +190,9 @@ func TestMetaTrimmedSmallerWins(t *testing.T) {
 	}
 	for _, c := range cases {
 		m := metaFrom(t, c.objs...)
-		n, ok := m.Trimmed()
+		n, ok := trimmedOf(m)
 		if n != c.want || ok != c.set {
-			t.Errorf("%v: Trimmed() = %d, %v; want %d, %v", c.objs, n, ok, c.want, c.set)
+			t.Errorf("%v: trimmed = %d, %v; want %d, %v", c.objs, n, ok, c.want, c.set)
 		}
 		if c.set {
 			v := decodeObject(t, m.JSON())
@@ -208,7 +208,7 @@ func TestMetaTrimmedSmallerWins(t *testing.T) {
 	m.SetTrimmed(300)
 	m.SetTrimmed(400)
 	m.SetTrimmed(200)
-	if n, _ := m.Trimmed(); n != 200 {
+	if n, _ := trimmedOf(&m); n != 200 {
 		t.Fatalf("SetTrimmed: %d", n)
 	}
 }
@@ -295,7 +295,7 @@ func TestMetaEmptyHasGetReset(t *testing.T) {
 	if !m.Empty() || string(m.JSON()) != "{}" || len(m.Tools()) != 0 || m.Has("k") {
 		t.Fatalf("Reset left %s", m.JSON())
 	}
-	if _, ok := m.Trimmed(); ok {
+	if _, ok := trimmedOf(&m); ok {
 		t.Fatal("Reset kept prompt_trimmed_to")
 	}
 	m.MergeJSON([]byte(`{"z":1}`))
@@ -391,3 +391,9 @@ func TestMetaStructuredResultStringified(t *testing.T) {
 		t.Fatalf("stored value changed: %s", m.Get(KeyStructuredResult))
 	}
 }
+
+// toolsJoined is the comma-joined text the tool names are views of.
+func toolsJoined(m *Meta) string { return strView(m.toolText) }
+
+// trimmedOf is prompt_trimmed_to and whether it is set.
+func trimmedOf(m *Meta) (int64, bool) { return m.trimmed, m.hasTrimmed }

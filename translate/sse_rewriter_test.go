@@ -365,7 +365,7 @@ func TestSSERewriterRequestMetaFirst(t *testing.T) {
 	if out != contentEv("x")+upMetaEvent(`{"prompt_trimmed_to":500}`)+doneEv {
 		t.Fatalf("request meta only: %q", out)
 	}
-	if n, _ := req.Trimmed(); n != 500 {
+	if n, _ := trimmedOf(req); n != 500 {
 		t.Fatal("request meta modified")
 	}
 }

@@ -60,7 +60,7 @@ func checkMetaViews(t *testing.T, names []string) {
 		if tools := m.Tools(); len(tools) > len(got) {
 			got = append(got, tools[len(tools)-1])
 			want = append(want, n)
-			joined = m.ToolsJoined()
+			joined = toolsJoined(&m)
 		}
 		for i := range got {
 			if got[i] != want[i] {
