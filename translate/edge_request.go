@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -23,11 +22,10 @@ const (
 // EdgeRequest builds the upstream chat body from the edge function's body.
 // errMsg is set when the body is refused.
 func EdgeRequest(body []byte, defaultModel string, edge, xStream bool) (out []byte, runOnce bool, errMsg string) {
-	s := string(body)
-	if !jsonscan.Valid(s) || !gjson.Parse(s).IsObject() {
+	if _, ok := jsonObject(strView(body)); !ok {
 		return nil, false, msgInvalidJSON
 	}
-	s = string(KeepLastCopies([]byte(s), edgeReadKeys)) // as JSON.parse reads repeated keys
+	s := string(KeepLastCopies(body, edgeReadKeys)) // as JSON.parse reads repeated keys
 	root := gjson.Parse(s)
 	msg := root.Get("message")
 	msgs := root.Get("messages")
@@ -43,13 +41,11 @@ func EdgeRequest(body []byte, defaultModel string, edge, xStream bool) (out []by
 			out = next
 		}
 	}
-	setRaw := func(path string, raw []byte) {
-		if next, err := sjson.SetRawBytes(out, path, raw); err == nil {
+	if !hasMsgs {
+		msgs := append(append([]byte(`[{"role":"user","content":`), JSONString(msg.Str)...), "}]"...)
+		if next, err := sjson.SetRawBytes(out, "messages", msgs); err == nil {
 			out = next
 		}
-	}
-	if !hasMsgs {
-		setRaw("messages", append(append([]byte(`[{"role":"user","content":`), JSONString(msg.Str)...), "}]"...))
 	}
 	if !root.Get("user").Exists() {
 		user := defaultUser

@@ -132,7 +132,7 @@ func askStreamUsage(body []byte, so string, repeated bool) ([]byte, error) {
 		// The usual stream (it has a "stream" member): stream_options
 		// added at its end, with no parse.
 		s := strView(body)
-		return appendMember(s, jsonscan.Space(s, 0), `"stream_options":{"include_usage":true}`), nil
+		return appendMember(s, `"stream_options":{"include_usage":true}`), nil
 	}
 	if !strings.HasPrefix(so, "{") {
 		return sjson.SetRawBytes(body, "stream_options", []byte(`{"include_usage":true}`))
@@ -274,12 +274,7 @@ func KeepLastCopies(body []byte, keys []string) []byte {
 
 // modelMatches reports whether model matches one of the globs.
 func modelMatches(globs []string, model string) bool {
-	for _, g := range globs {
-		if MatchModel(g, model) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(globs, func(g string) bool { return MatchModel(g, model) })
 }
 
 // MatchModel reports whether a model glob (SPEC 1) matches the whole model

@@ -36,21 +36,37 @@ func RequestUnchanged(body []byte, opts RequestOptions) bool {
 	return !flag && (!stream || asksStreamUsage(strView(body)))
 }
 
-// requestKeys looks for the flags' keys in body and, when askUsage, for a
-// "stream" key followed by true, in one pass over its quotes (as jsonscan.Keys:
-// most strings start with a letter no flag or "stream" starts with). It
-// stops at the first flag.
+// requestKeys looks in body, in one pass over its quotes (as jsonscan.Keys:
+// most strings start with a letter no flag or "stream" starts with), for
+// the flags' keys and, when askUsage, for a "stream" key followed by true
+// (a request that says "stream": false, or nothing, need not be looked at
+// for stream_usage). It stops at the first flag.
 func requestKeys(body []byte, askUsage bool) (flag, stream bool) {
+	s := strView(body)
 	for k := jsonscan.NextQuoted(body, 0, &requestKeyFirst); k >= 0; k = jsonscan.NextQuoted(body, k, &requestKeyFirst) {
-		switch requestKeyAt(body, k, askUsage) {
-		case reqFlag:
-			return true, stream
-		case reqStream:
-			stream = true
+		switch rest := s[k:]; rest[0] {
+		case 'r':
+			if strings.HasPrefix(rest, `run_once"`) || strings.HasPrefix(rest, `return_final_only"`) {
+				return true, stream
+			}
+		case 'e':
+			if strings.HasPrefix(rest, `enable_structured_output"`) {
+				return true, stream
+			}
+		case 's':
+			if askUsage && strings.HasPrefix(rest, `stream"`) {
+				j := jsonscan.Space(rest, len(`stream"`))
+				if j < len(rest) && rest[j] == ':' && strings.HasPrefix(rest[jsonscan.Space(rest, j+1):], "true") {
+					stream = true
+				}
+			}
 		}
 	}
 	return false, stream
 }
+
+// requestKeyFirst marks the first letters of the flags and of "stream".
+var requestKeyFirst = [256]uint8{'r': 1, 'e': 1, 's': 1}
 
 // asksStreamUsage reports whether the request s is a JSON object that asks
 // for its stream's usage itself, as RewriteRequest reads it: its last
@@ -59,7 +75,7 @@ func requestKeys(body []byte, askUsage bool) (flag, stream bool) {
 func asksStreamUsage(s string) bool {
 	// Most streams that do not ask say nothing of stream_options: they go
 	// to RewriteRequest without a pass over the body here.
-	if !strings.Contains(s, keyStreamOptions) {
+	if !strings.Contains(s, `"stream_options"`) {
 		return false
 	}
 	top, ok := readRequestTop(s)
@@ -70,14 +86,12 @@ func asksStreamUsage(s string) bool {
 	return asked
 }
 
-const keyStreamOptions = `"stream_options"`
-
-// appendMember returns the valid JSON object that starts at s[root], which
-// has members, with member (`"key":value`) added at its end, as sjson adds
-// a member an object lacks: the object from its '{' to its last '}', the
-// white space around it dropped, then a comma and the member.
-func appendMember(s string, root int, member string) []byte {
-	end := len(s) - 1
+// appendMember returns s, a valid JSON object that has members, with member
+// (`"key":value`) added at its end, as sjson adds a member an object lacks:
+// the object from its '{' to its last '}', the white space around it
+// dropped, then a comma and the member.
+func appendMember(s string, member string) []byte {
+	root, end := jsonscan.Space(s, 0), len(s)-1
 	for s[end] != '}' {
 		end--
 	}
@@ -87,61 +101,6 @@ func appendMember(s string, root int, member string) []byte {
 	out = append(out, member...)
 	return append(out, '}')
 }
-
-// requestKeyFirst marks the first letters of the flags and of "stream".
-var requestKeyFirst = [256]uint8{'r': 1, 'e': 1, 's': 1}
-
-// What requestKeyAt finds.
-const (
-	reqNone   = iota
-	reqFlag   // a flag's key
-	reqStream // a "stream" key followed by true
-)
-
-// requestKeyAt tells whether the string starting at body[k] is a flag's key
-// or, when a stream may have to be asked for its usage, a "stream" key
-// followed by true (a request that says "stream": false, or nothing, need
-// not be looked at for stream_usage).
-func requestKeyAt(body []byte, k int, askUsage bool) int {
-	rest := body[k:]
-	switch rest[0] {
-	case 'r':
-		if bytes.HasPrefix(rest, flagRunOnce) || bytes.HasPrefix(rest, flagFinalOnly) {
-			return reqFlag
-		}
-		return reqNone
-	case 'e':
-		if bytes.HasPrefix(rest, flagStructured) {
-			return reqFlag
-		}
-		return reqNone
-	}
-	if !askUsage || !bytes.HasPrefix(rest, keyStream) {
-		return reqNone
-	}
-	j := len(keyStream)
-	for j < len(rest) && jsonscan.IsSpace(rest[j]) {
-		j++
-	}
-	if j == len(rest) || rest[j] != ':' {
-		return reqNone
-	}
-	j++
-	for j < len(rest) && jsonscan.IsSpace(rest[j]) {
-		j++
-	}
-	if bytes.HasPrefix(rest[j:], []byte("true")) {
-		return reqStream
-	}
-	return reqNone
-}
-
-var (
-	keyStream      = []byte(`stream"`)
-	flagRunOnce    = []byte(`run_once"`)
-	flagFinalOnly  = []byte(`return_final_only"`)
-	flagStructured = []byte(`enable_structured_output"`)
-)
 
 // RequestModel is the model RewriteRequest would find in body: its
 // top-level string "model" (the last copy when repeated), or "" when there
@@ -160,7 +119,6 @@ func RequestModel(body []byte) string {
 // repeated key counts by its last copy, as JavaScript's JSON.parse reads
 // it (and gjson's ForEach, FuzzRequestUnchanged's reference).
 type requestTop struct {
-	root                int                     // where the object starts
 	model               string                  // the last "model" that is a string (a view of the body)
 	stream              bool                    // the last "stream" is true
 	streamOptions       int                     // where the last "stream_options" value starts; -1: none
@@ -181,8 +139,7 @@ func readRequestTop(s string) (t requestTop, ok bool) {
 	if !jsonscan.Scan(s, &jsonscan.Hooks{Member: r.member, Open: r.open, String: r.str}) {
 		return t, false
 	}
-	r.top.root = jsonscan.Space(s, 0)
-	return r.top, s[r.top.root] == '{'
+	return r.top, s[jsonscan.Space(s, 0)] == '{'
 }
 
 // topReader is readRequestTop's pass.
