@@ -163,20 +163,22 @@ func (c *convCore) data(v gjson.Result) {
 	})
 }
 
-// call records a tool call and its arguments' text as it came (SPEC 11.3),
-// once per id when the part names one (a string).
-func (c *convCore) call(name string, id gjson.Result, args string) {
+// call records a tool call of part (SPEC 11.3): the text of its member
+// args's value as it came is its arguments; when its member id is a
+// string, a call is recorded once per id. Nothing is looked up unless
+// arguments are kept; id "" names no member.
+func (c *convCore) call(name string, part gjson.Result, id, args string) {
 	rep := c.opts.Reply
 	if rep == nil || !rep.ToolArguments {
 		return
 	}
-	key, keyed := callKey{}, id.Type == gjson.String
-	if keyed {
-		if key = idKey(id.Str); rep.calls.find(key) != nil {
+	key, keyed := callKey{}, false
+	if v := part.Get(id); id != "" && v.Type == gjson.String {
+		if key, keyed = idKey(v.Str), true; rep.calls.find(key) != nil {
 			return
 		}
 	}
-	rep.calls.addArgs(rep.beginCall(name, key, keyed), args)
+	rep.calls.addArgs(rep.beginCall(name, key, keyed), jsonscan.ObjectValue(part.Raw, args))
 }
 
 // errorEvent writes the error event of SPEC 5.1, an end that is no

@@ -53,3 +53,36 @@ func TestConverterWritesIntoSharedRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertedToolCalls: a data stream's every 9 part is a call, whatever
+// its members (SPEC 11.3), and a UI stream's tool-input-available a call
+// once per toolCallId.
+func TestConvertedToolCalls(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		conv     func(io.Writer, ConvertOptions) io.WriteCloser
+		want     string
+	}{
+		{"data stream", `9:{"toolCallId":"c","toolName":"a","args":{"x":1},"":"k"}` + "\n" +
+			`9:{"toolCallId":"c","toolName":"a","args":"s","":"k"}` + "\n",
+			func(w io.Writer, o ConvertOptions) io.WriteCloser { return NewDataStreamConverter(w, o) },
+			`a {"x":1}|a s|`},
+		{"UI stream", sse(`{"type":"tool-input-available","toolCallId":"c","toolName":"b","input":{"y":2}}`,
+			`{"type":"tool-input-available","toolCallId":"c","toolName":"b","input":{}}`,
+			`{"type":"tool-input-available","toolCallId":"d","toolName":"b","input":[]}`),
+			func(w io.Writer, o ConvertOptions) io.WriteCloser { return NewUIStreamConverter(w, o) },
+			`b {"y":2}|b []|`},
+	} {
+		rep := &Reply{ToolArguments: true}
+		w := c.conv(io.Discard, ConvertOptions{Reply: rep, MaxLine: 1 << 20})
+		w.Write([]byte(c.in))
+		w.Close()
+		var got string
+		for _, e := range rep.calls.list {
+			got += e.name + " " + string(e.args) + "|"
+		}
+		if got != c.want {
+			t.Errorf("%s: calls %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -214,7 +214,7 @@ func (c *DataStreamConverter) part(code byte, val string) string {
 		if code == '9' {
 			// A 9 part is a call, its args value's text as it came its
 			// arguments (SPEC 11.3).
-			c.call(name.Str, gjson.Result{}, jsonscan.ObjectValue(val, "args"))
+			c.call(name.Str, v, "", "args")
 		}
 	case 'f':
 		id := v.Get("messageId")

@@ -166,7 +166,7 @@ func (c *UIStreamConverter) event(data []byte) {
 		if typ == "tool-input-available" {
 			// A call once per toolCallId, its input value's text as it
 			// came its arguments (SPEC 11.3).
-			c.call(name.Str, v.Get("toolCallId"), jsonscan.ObjectValue(s, "input"))
+			c.call(name.Str, v, "toolCallId", "input")
 		}
 	case "message-metadata":
 		c.metadataUsage(v.Get("messageMetadata.usage"))
