@@ -134,9 +134,11 @@ func groupUnits(msgsRes gjson.Result, count int) []trimMsg {
 	msgsRes.ForEach(func(_, m gjson.Result) bool {
 		i := int32(len(msgs))
 		msg := trimMsg{size: messageSize(m), owner: i, role: roleOf(m)}
+		// Its unit, then the assistant whose answers may follow it.
 		switch msg.role {
 		case roleKept:
 			msg.owner = -1
+			toolRun, fnRun = -1, -1
 		case roleCalls:
 			m.Get("tool_calls").ForEach(func(_, c gjson.Result) bool {
 				if id := c.Get("id"); id.Type == gjson.String && id.Str != "" {
@@ -149,6 +151,9 @@ func groupUnits(msgsRes gjson.Result, count int) []trimMsg {
 				}
 				return true
 			})
+			toolRun, fnRun = i, -1
+		case roleFuncCall:
+			toolRun, fnRun = -1, i
 		case roleTool:
 			o := toolRun
 			if id := m.Get("tool_call_id").Str; id != "" {
@@ -159,19 +164,11 @@ func groupUnits(msgsRes gjson.Result, count int) []trimMsg {
 			if o >= 0 {
 				msg.owner = o
 			}
+			fnRun = -1
 		case roleFunction:
 			if fnRun >= 0 {
 				msg.owner = fnRun
 			}
-		}
-		switch msg.role {
-		case roleCalls:
-			toolRun, fnRun = i, -1
-		case roleFuncCall:
-			toolRun, fnRun = -1, i
-		case roleTool:
-			fnRun = -1
-		case roleFunction:
 			toolRun = -1
 		default:
 			toolRun, fnRun = -1, -1
