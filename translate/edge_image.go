@@ -32,18 +32,13 @@ func WithImage(body []byte, url string) []byte {
 	}
 	image := map[string]any{"type": "image_url", "image_url": map[string]any{"url": url}}
 	path := "messages." + strconv.Itoa(last) + ".content"
+	// Text or any other value becomes a text part (gjson's Str is "" for
+	// what is not a string); parts gain the image at their end.
+	var v any = []any{map[string]any{"type": "text", "text": content.Str}, image}
 	if content.IsArray() {
-		if next, err := sjson.SetBytes(body, path+".-1", image); err == nil {
-			return next
-		}
-		return body
+		path, v = path+".-1", image
 	}
-	t := content.Str
-	if content.Type != gjson.String {
-		t = ""
-	}
-	parts := []any{map[string]any{"type": "text", "text": t}, image}
-	if next, err := sjson.SetBytes(body, path, parts); err == nil {
+	if next, err := sjson.SetBytes(body, path, v); err == nil {
 		return next
 	}
 	return body
