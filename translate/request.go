@@ -244,29 +244,23 @@ func KeepLastCopies(body []byte, keys []string) []byte {
 	if !ok {
 		return body
 	}
-	var count map[string]int
+	count := make(map[string]int, len(keys))
+	repeated := false
 	root.ForEach(func(k, _ gjson.Result) bool {
 		if slices.Contains(keys, k.Str) {
-			if count == nil {
-				count = make(map[string]int, len(keys))
-			}
 			count[k.Str]++
+			repeated = repeated || count[k.Str] > 1
 		}
 		return true
 	})
-	repeated := false
-	for _, n := range count {
-		repeated = repeated || n > 1
-	}
 	if !repeated {
 		return body
 	}
 	out, _ := removeMembers(s, func(k string) bool {
-		n, ok := count[k]
-		if !ok || n <= 1 {
+		if count[k] <= 1 {
 			return false
 		}
-		count[k] = n - 1 // drop every copy but the last
+		count[k]-- // drop every copy but the last
 		return true
 	})
 	return out
