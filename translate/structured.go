@@ -3,6 +3,7 @@ package translate
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -159,32 +160,23 @@ func SplitStructuredReply(content string) (reply string, metadata []byte, ok boo
 	return reply, appendStructuredMetadata(nil, root), true
 }
 
+// structuredMetadataKeys are the members of a reply object
+// structured_metadata is made of, in appendStructuredMetadata's order.
+var structuredMetadataKeys = [...]string{"intent", "requires_user_action", "entities", "topics", "scheduling_intent"}
+
 // appendStructuredMetadata appends the structured_metadata of a parsed reply
 // object. Values of an unexpected JSON type are read leniently: intent,
 // names, types and topics as their text, flags by gjson's Bool.
 func appendStructuredMetadata(dst []byte, root gjson.Result) []byte {
-	var intent, action, entities, topics, sched gjson.Result
-	root.ForEach(func(k, v gjson.Result) bool {
-		var slot *gjson.Result
-		switch k.Str {
-		case "intent":
-			slot = &intent
-		case "requires_user_action":
-			slot = &action
-		case "entities":
-			slot = &entities
-		case "topics":
-			slot = &topics
-		case "scheduling_intent":
-			slot = &sched
-		default:
-			return true
-		}
-		if !slot.Exists() { // the first of duplicate keys, like gjson.Get
-			*slot = v
+	var v [len(structuredMetadataKeys)]gjson.Result
+	root.ForEach(func(k, val gjson.Result) bool {
+		// the first of duplicate keys, like gjson.Get
+		if i := slices.Index(structuredMetadataKeys[:], k.Str); i >= 0 && !v[i].Exists() {
+			v[i] = val
 		}
 		return true
 	})
+	intent, action, entities, topics, sched := v[0], v[1], v[2], v[3], v[4]
 
 	dst = append(dst, `{"intent":`...)
 	dst = jsonscan.AppendString(dst, valueAsString(intent))
@@ -268,10 +260,9 @@ type ReplyStream struct {
 	maxBytes int
 	state    uint8
 
-	structured bool
-	over       bool   // raw content went past maxBytes
-	raw        []byte // the whole content, for Metadata
-	ws         []byte // white space seen while undecided
+	over bool   // raw content went past maxBytes
+	raw  []byte // the whole content, for Metadata
+	ws   []byte // white space seen while undecided
 
 	// per-Feed output: run is a piece of the delta itself, returned without
 	// copying when it is all there is; out collects anything else.
@@ -324,7 +315,7 @@ func NewReplyStream(maxBytes int) *ReplyStream {
 
 // Structured reports whether the stream was recognised as a structured
 // reply (its first non-space character was '{').
-func (d *ReplyStream) Structured() bool { return d.structured }
+func (d *ReplyStream) Structured() bool { return d.state > rsPassthrough }
 
 // Feed takes the next content delta and returns the text to show the user
 // now: the newly decoded part of the reply in structured mode, the delta
@@ -345,7 +336,6 @@ func (d *ReplyStream) Feed(delta string) string {
 		if delta[i] != '{' {
 			return d.passthrough(delta)
 		}
-		d.structured = true
 		d.state = rsExpectKey
 		if c := 1024; d.maxBytes <= 0 || d.maxBytes >= c {
 			d.raw = make([]byte, 0, c) // a typical whole answer, grown when longer
@@ -391,7 +381,7 @@ func (d *ReplyStream) capture(s string) {
 // SplitStructuredReply's), once the stream has ended. It reports false in
 // passthrough mode, when the content went past maxBytes or does not parse.
 func (d *ReplyStream) Metadata() ([]byte, bool) {
-	if !d.structured || d.over {
+	if !d.Structured() || d.over {
 		return nil, false
 	}
 	_, md, ok := SplitStructuredReply(strView(d.raw))
@@ -408,12 +398,6 @@ func (d *ReplyStream) emitStr(s string) {
 	d.out = append(d.out, s...)
 }
 
-// emitRune adds a decoded character to the output.
-func (d *ReplyStream) emitRune(r rune) {
-	d.materialise()
-	d.out = utf8.AppendRune(d.out, r)
-}
-
 func (d *ReplyStream) materialise() {
 	if d.run != "" {
 		d.out = append(d.out, d.run...)
@@ -421,19 +405,13 @@ func (d *ReplyStream) materialise() {
 	}
 }
 
-// keyStr and keyRune collect a decoded key; only its first bytes and its
-// length are kept, which is all "is it reply" needs.
+// keyStr collects a decoded key; only its first bytes and its length are
+// kept, which is all "is it reply" needs.
 func (d *ReplyStream) keyStr(s string) {
 	if d.klen < len(d.key) {
 		copy(d.key[d.klen:], s)
 	}
 	d.klen += len(s)
-}
-
-func (d *ReplyStream) keyRune(r rune) {
-	var b [utf8.UTFMax]byte
-	n := utf8.EncodeRune(b[:], r)
-	d.keyStr(strView(b[:n]))
 }
 
 func (d *ReplyStream) put(sink int, s string) {
@@ -444,12 +422,15 @@ func (d *ReplyStream) put(sink int, s string) {
 	}
 }
 
+// putRune puts a decoded character into sink.
 func (d *ReplyStream) putRune(sink int, r rune) {
 	if sink == rsSinkReply {
-		d.emitRune(r)
-	} else {
-		d.keyRune(r)
+		d.materialise()
+		d.out = utf8.AppendRune(d.out, r)
+		return
 	}
+	var b [utf8.UTFMax]byte
+	d.keyStr(strView(b[:utf8.EncodeRune(b[:], r)]))
 }
 
 func (d *ReplyStream) isReplyKey() bool {
