@@ -10,11 +10,10 @@
 # part of the process first (the request's goroutine, split into
 # reverse_proxy, llm_meta's own code, its reading of the request body and
 # writing of the reply, which plain Caddy does in its transport and
-# reverse_proxy, and the rest; the transport's
-# write and read loops; the start of net/http's background read, wherever it
-# runs; GC, sysmon, scheduler: work that moved between them shows as added
-# on one and saved on the other), then inclusive, then the functions' own
-# time.
+# reverse_proxy, and the rest; the transport's write and read loops; the
+# start of net/http's background read, wherever it runs; GC, sysmon,
+# scheduler: work that moved between them shows as added on one and saved
+# on the other), then inclusive, then the functions' own time.
 # Each side's samples are scaled so that they add up to the Caddy CPU per
 # request that bench/e2e measured for it; the figures are as steady as
 # that run.
