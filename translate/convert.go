@@ -2,7 +2,6 @@ package translate
 
 import (
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
@@ -173,12 +172,21 @@ func (c *convCore) call(name string, part gjson.Result, id, args string) {
 		return
 	}
 	key, keyed := callKey{}, false
-	if v := part.Get(id); id != "" && v.Type == gjson.String {
+	if v := idOf(part, id); v.Type == gjson.String {
 		if key, keyed = idKey(v.Str), true; rep.calls.find(key) != nil {
 			return
 		}
 	}
 	rep.calls.addArgs(rep.beginCall(name, key, keyed), jsonscan.ObjectValue(part.Raw, args))
+}
+
+// idOf is part's member id, none when id is "" (gjson's Get("") would find
+// a member named "").
+func idOf(part gjson.Result, id string) gjson.Result {
+	if id == "" {
+		return gjson.Result{}
+	}
+	return part.Get(id)
 }
 
 // errorEvent writes the error event of SPEC 5.1, an end that is no
@@ -418,11 +426,5 @@ func (u *Usage) ReadAISDK(usage gjson.Result) bool {
 
 // appendChat appends OpenAI's chat usage object of u's counts (SPEC 5.1).
 func (u *Usage) appendChat(dst []byte) []byte {
-	dst = append(dst, `{"prompt_tokens":`...)
-	dst = strconv.AppendInt(dst, u.Input, 10)
-	dst = append(dst, `,"completion_tokens":`...)
-	dst = strconv.AppendInt(dst, u.Output, 10)
-	dst = append(dst, `,"total_tokens":`...)
-	dst = strconv.AppendInt(dst, u.TotalTokens(), 10)
-	return append(dst, '}')
+	return append(u.appendCounts(dst, `{"prompt_tokens":`, `,"completion_tokens":`), '}')
 }

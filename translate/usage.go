@@ -158,6 +158,18 @@ func firstCount(v gjson.Result, keys ...string) (int64, bool) {
 	return 0, false
 }
 
+// appendCounts appends the input and output counts after the bytes in and
+// out (an object's opening and first key, then a comma and the second
+// key), then total_tokens: the members SPEC 9.1's object and chat's share.
+func (u *Usage) appendCounts(dst []byte, in, out string) []byte {
+	dst = append(dst, in...)
+	dst = strconv.AppendInt(dst, u.Input, 10)
+	dst = append(dst, out...)
+	dst = strconv.AppendInt(dst, u.Output, 10)
+	dst = append(dst, `,"total_tokens":`...)
+	return strconv.AppendInt(dst, u.TotalTokens(), 10)
+}
+
 // TotalTokens is the upstream's total, else input + output.
 func (u *Usage) TotalTokens() int64 {
 	if u.hasTotal {
@@ -168,12 +180,7 @@ func (u *Usage) TotalTokens() int64 {
 
 // AppendJSON appends the usage object of SPEC 9.1.
 func (u *Usage) AppendJSON(dst []byte) []byte {
-	dst = append(dst, `{"input_tokens":`...)
-	dst = strconv.AppendInt(dst, u.Input, 10)
-	dst = append(dst, `,"output_tokens":`...)
-	dst = strconv.AppendInt(dst, u.Output, 10)
-	dst = append(dst, `,"total_tokens":`...)
-	dst = strconv.AppendInt(dst, u.TotalTokens(), 10)
+	dst = u.appendCounts(dst, `{"input_tokens":`, `,"output_tokens":`)
 	if u.hasCached {
 		dst = append(dst, `,"cached_input_tokens":`...)
 		dst = strconv.AppendInt(dst, u.Cached, 10)
