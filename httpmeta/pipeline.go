@@ -42,8 +42,6 @@ func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) io.Wri
 		HustleSummary: h.HustleSummary,
 		Stats:         &rw.stats,
 		Debug:         h.debug,
-		Warn:          h.warn,
-		MaxMeta:       int(h.MaxMetaBytes),
 	}, &x.meta)
 	return chain
 }

@@ -20,8 +20,9 @@ const defaultMaxLine = 1 << 20
 // writes. Each part is converted as soon as its end has been read, and all
 // the events one Write produces reach the output in a single Write (write).
 // Close ends the stream (close): what was left unended is converted, then
-// the meta-only event data: {"meta":{...}} (only when there is meta and no
-// shared record) and data: [DONE], once. Writes after that are ignored.
+// data: [DONE], once. Writes after that are ignored. The meta, usage and
+// cost go into the record (ConvertOptions.Reply), which the SSE rewriter
+// the chunks are written to reads.
 // Memory stays bounded by MaxLine: a longer line or event is dropped as it
 // arrives, never held whole. A converter is not safe for concurrent use.
 type convCore struct {
@@ -29,10 +30,9 @@ type convCore struct {
 	opts    ConvertOptions
 	maxLine int // longest line or event kept
 
-	meta   *Meta // the record's, or ownMeta
+	rep    *Reply // ConvertOptions.Reply
 	hustle Hustle
 
-	ownMeta   Meta
 	lateUsage []byte // usage that came after the last chunk (UI message-metadata)
 
 	head    ChunkHead
@@ -47,9 +47,9 @@ type convCore struct {
 
 	buf     []byte // events produced by the current Write
 	str     []byte // a decoded JSON string with escapes
-	scratch []byte // usage and meta being built
+	scratch []byte // the usage object being built
 	err     error  // the output's first error, sticky
-	ended   bool   // the meta-only event and [DONE] have been written
+	ended   bool   // the stream has ended ([DONE] or the rewriter closed)
 
 	// The stream's end (SPEC 11.1): the first that came (endNone until
 	// then), and whether its last part so far is an e part that ends it
@@ -72,13 +72,8 @@ func (c *convCore) init(out io.Writer, opts ConvertOptions) {
 	c.out = out
 	c.fast, _ = out.(madeDeltaWriter)
 	c.opts = opts
-	c.meta = &c.ownMeta
-	if opts.Reply != nil {
-		c.meta = &opts.Reply.Meta // bounded by the record's reader
-	} else {
-		c.meta.Limit(opts.MaxMeta, opts.Warn)
-	}
-	c.hustle.Max = opts.MaxMeta
+	c.rep = opts.Reply
+	c.hustle.Max = c.rep.Meta.MaxBytes() // bounded by the record's reader
 	c.maxLine = opts.MaxLine
 	if c.maxLine <= 0 {
 		c.maxLine = defaultMaxLine
@@ -167,8 +162,8 @@ func (c *convCore) data(v gjson.Result) {
 // string, a call is recorded once per id. Nothing is looked up unless
 // arguments are kept; id "" names no member.
 func (c *convCore) call(name string, part gjson.Result, id, args string) {
-	rep := c.opts.Reply
-	if rep == nil || !rep.ToolArguments {
+	rep := c.rep
+	if !rep.ToolArguments {
 		return
 	}
 	key, keyed := callKey{}, false
@@ -276,9 +271,7 @@ func (c *convCore) flushFull() {
 // holds token counts, OpenAI's usage object made of them (SPEC 5.1).
 func (c *convCore) finish(reason string, usage gjson.Result) {
 	role := c.start()
-	if rep := c.opts.Reply; rep != nil {
-		rep.setCostFrom(usage) // the chunk's usage carries the counts only
-	}
+	c.rep.setCostFrom(usage) // the chunk's usage carries the counts only
 	var counts Usage
 	var u []byte
 	if counts.ReadAISDK(usage) {
@@ -305,45 +298,37 @@ func (c *convCore) reachEnd(kind uint8) {
 	}
 }
 
-// interrupted reports whether the stream told through a record was cut
-// short, once it has ended: its first end was an abort, or none came and its
-// last part was not an e part that ends it; a connection that failed is not
-// a clean end.
+// interrupted reports whether the stream was cut short, once it has ended:
+// its first end was an abort, or none came and its last part was not an e
+// part that ends it; a connection that failed is not a clean end.
 func (c *convCore) interrupted() bool {
-	return !c.opts.Reply.Broken && (c.endKind == endCut || c.endKind == endNone && !c.lastE)
+	return !c.rep.Broken && (c.endKind == endCut || c.endKind == endNone && !c.lastE)
 }
 
-// end completes the meta and writes [DONE], once. With a shared record the
-// meta goes into it (the chunks written so far reach the record's reader
-// first, so that usage that came after the last chunk wins); without one,
-// a meta-only event goes before [DONE].
+// end completes the record's meta and writes [DONE], once. The chunks
+// written so far reach the record's reader first, so that usage that came
+// after the last chunk wins.
 func (c *convCore) end() {
 	if c.ended {
 		return
 	}
 	c.ended = true
-	c.hustle.AppendTo(c.meta, c.opts.HustleSummary)
-	// SPEC 11.1 is told through the record (its reader adds the meta and
-	// the error event): a converter used on its own writes as before.
-	rep := c.opts.Reply
-	cut := rep != nil && c.interrupted()
-	if rep != nil {
-		rep.Interrupted = rep.Interrupted || cut
-		if c.flush() != nil {
-			return
-		}
-		if c.lateUsage != nil {
-			late := gjson.ParseBytes(c.lateUsage)
-			rep.Usage.ReadAISDK(late)
-			rep.setCostFrom(late)
-		}
-		c.hustle.usageInto(rep)
+	rep := c.rep
+	c.hustle.AppendTo(&rep.Meta, c.opts.HustleSummary)
+	// SPEC 11.1 is told through the record: its reader adds the meta and
+	// the error event.
+	cut := c.interrupted()
+	rep.Interrupted = rep.Interrupted || cut
+	if c.flush() != nil {
+		return
 	}
+	if c.lateUsage != nil {
+		late := gjson.ParseBytes(c.lateUsage)
+		rep.Usage.ReadAISDK(late)
+		rep.setCostFrom(late)
+	}
+	c.hustle.usageInto(rep)
 	c.runOf(false)
-	if rep == nil && !c.meta.Empty() {
-		c.scratch = c.meta.AppendJSON(c.scratch[:0])
-		c.buf = AppendBareMeta(c.buf, c.scratch)
-	}
 	if closer, ok := c.out.(io.Closer); ok && cut && c.opts.MarkInterrupted {
 		// The rewriter ends the stream without [DONE]: its final meta
 		// event, then the error event of SPEC 11.1.

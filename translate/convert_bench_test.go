@@ -77,7 +77,7 @@ func runConvertBench(b *testing.B, in []byte, lines int, chunk int, newConv func
 func BenchmarkDataStreamConvert(b *testing.B) {
 	in := benchDataStream()
 	lines := strings.Count(string(in), "\n")
-	opts := ConvertOptions{Model: "gpt-4o-mini", MaxLine: 1 << 20, HustleSummary: true, Created: 1}
+	opts := ConvertOptions{Model: "gpt-4o-mini", MaxLine: 1 << 20, HustleSummary: true, Created: 1, Reply: new(Reply)}
 	for _, chunk := range []int{512, 32 << 10} {
 		b.Run("chunk="+strconv.Itoa(chunk), func(b *testing.B) {
 			runConvertBench(b, in, lines, chunk, func(w io.Writer) io.WriteCloser { return NewDataStreamConverter(w, opts) })
@@ -88,7 +88,7 @@ func BenchmarkDataStreamConvert(b *testing.B) {
 func BenchmarkUIStreamConvert(b *testing.B) {
 	in := benchUIStream()
 	lines := strings.Count(string(in), "\n\n")
-	opts := ConvertOptions{Model: "gpt-4o-mini", MaxLine: 1 << 20, HustleSummary: true, Created: 1}
+	opts := ConvertOptions{Model: "gpt-4o-mini", MaxLine: 1 << 20, HustleSummary: true, Created: 1, Reply: new(Reply)}
 	for _, chunk := range []int{512, 32 << 10} {
 		b.Run("chunk="+strconv.Itoa(chunk), func(b *testing.B) {
 			runConvertBench(b, in, lines, chunk, func(w io.Writer) io.WriteCloser { return NewUIStreamConverter(w, opts) })
@@ -106,7 +106,7 @@ func BenchmarkDataStreamSteady(b *testing.B) {
 	for i := 0; i < block; i++ {
 		in = append(in, texts[i%len(texts)]+"\n"...)
 	}
-	c := NewDataStreamConverter(io.Discard, ConvertOptions{Model: "gpt-4o-mini", Created: 1})
+	c := NewDataStreamConverter(io.Discard, ConvertOptions{Model: "gpt-4o-mini", Created: 1, Reply: new(Reply)})
 	c.Write(in)
 	runSteady(b, in, block, c)
 }
@@ -119,7 +119,7 @@ func BenchmarkUIStreamSteady(b *testing.B) {
 	for i := 0; i < block; i++ {
 		in = append(in, "data: {\"type\":\"text-delta\",\"id\":\"t\",\"delta\":\""+texts[i%len(texts)]+"\"}\n\n"...)
 	}
-	c := NewUIStreamConverter(io.Discard, ConvertOptions{Model: "gpt-4o-mini", Created: 1})
+	c := NewUIStreamConverter(io.Discard, ConvertOptions{Model: "gpt-4o-mini", Created: 1, Reply: new(Reply)})
 	c.Write(in)
 	runSteady(b, in, block, c)
 }
@@ -133,7 +133,7 @@ func BenchmarkUIStreamSteadyToolInput(b *testing.B) {
 	for i := 0; i < block; i++ {
 		in = append(in, "data: {\"type\":\"tool-input-delta\",\"toolCallId\":\"call_fJdQDqnXeGxTmr4E3YPSR7Ar\",\"inputTextDelta\":\""+args[i%len(args)]+"\"}\n\n"...)
 	}
-	c := NewUIStreamConverter(io.Discard, ConvertOptions{Model: "gpt-4o-mini", Created: 1})
+	c := NewUIStreamConverter(io.Discard, ConvertOptions{Model: "gpt-4o-mini", Created: 1, Reply: new(Reply)})
 	c.Write(in)
 	runSteady(b, in, block, c)
 }

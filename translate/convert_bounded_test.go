@@ -28,10 +28,10 @@ func TestConvertedWriteBounded(t *testing.T) {
 		open       func(out *writeSizes) io.WriteCloser
 	}{
 		{"data stream", `0:"a"` + "\n", func(out *writeSizes) io.WriteCloser {
-			return NewDataStreamConverter(out, ConvertOptions{Model: "m", MaxLine: 1 << 20})
+			return NewDataStreamConverter(out, ConvertOptions{Model: "m", MaxLine: 1 << 20, Reply: new(Reply)})
 		}},
 		{"UI stream", `data: {"type":"text-delta","id":"0","delta":"a"}` + "\n\n", func(out *writeSizes) io.WriteCloser {
-			return NewUIStreamConverter(out, ConvertOptions{Model: "m", MaxLine: 1 << 20})
+			return NewUIStreamConverter(out, ConvertOptions{Model: "m", MaxLine: 1 << 20, Reply: new(Reply)})
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -55,14 +55,16 @@ func FuzzDataStream(f *testing.F) {
 		opts := ConvertOptions{Model: "m", Created: 1, MaxLine: fuzzMaxLine, HustleSummary: true}
 
 		var whole bytes.Buffer
-		c := NewDataStreamConverter(&whole, opts)
+		wholeOpts := withRecord(opts)
+		c := NewDataStreamConverter(&whole, wholeOpts)
 		c.Write(in)
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}
 
 		var pieces bytes.Buffer
-		c = NewDataStreamConverter(&pieces, opts)
+		piecesOpts := withRecord(opts)
+		c = NewDataStreamConverter(&pieces, piecesOpts)
 		rng := rand.New(rand.NewSource(seed))
 		for b := in; len(b) > 0; {
 			n := min(1+rng.Intn(9), len(b))
@@ -72,13 +74,13 @@ func FuzzDataStream(f *testing.F) {
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}
-		w := generatedID.ReplaceAll(whole.Bytes(), []byte(`"id":"X"`))
-		p := generatedID.ReplaceAll(pieces.Bytes(), []byte(`"id":"X"`))
-		if !bytes.Equal(w, p) {
+		out := withMetaEvent(whole.String(), wholeOpts.Reply)
+		w := generatedID.ReplaceAllString(out, `"id":"X"`)
+		p := generatedID.ReplaceAllString(withMetaEvent(pieces.String(), piecesOpts.Reply), `"id":"X"`)
+		if w != p {
 			t.Fatalf("whole and in pieces differ:\n%q\n%q", w, p)
 		}
 
-		out := whole.String()
 		if !strings.HasSuffix(out, "data: [DONE]\n\n") {
 			t.Fatalf("output does not end with [DONE]: %q", out)
 		}
@@ -131,10 +133,11 @@ func FuzzUIStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte, seed int64) {
 		opts := ConvertOptions{Model: "m", Created: 1, MaxLine: fuzzMaxLine * 2, HustleSummary: true}
 		var whole, pieces bytes.Buffer
-		c := NewUIStreamConverter(&whole, opts)
+		wholeOpts, piecesOpts := withRecord(opts), withRecord(opts)
+		c := NewUIStreamConverter(&whole, wholeOpts)
 		c.Write(in)
 		c.Close()
-		c = NewUIStreamConverter(&pieces, opts)
+		c = NewUIStreamConverter(&pieces, piecesOpts)
 		rng := rand.New(rand.NewSource(seed))
 		for b := in; len(b) > 0; {
 			n := min(1+rng.Intn(9), len(b))
@@ -142,12 +145,12 @@ func FuzzUIStream(f *testing.F) {
 			b = b[n:]
 		}
 		c.Close()
-		w := generatedID.ReplaceAll(whole.Bytes(), []byte(`"id":"X"`))
-		p := generatedID.ReplaceAll(pieces.Bytes(), []byte(`"id":"X"`))
-		if !bytes.Equal(w, p) {
+		out := withMetaEvent(whole.String(), wholeOpts.Reply)
+		w := generatedID.ReplaceAllString(out, `"id":"X"`)
+		p := generatedID.ReplaceAllString(withMetaEvent(pieces.String(), piecesOpts.Reply), `"id":"X"`)
+		if w != p {
 			t.Fatalf("whole and in pieces differ:\n%q\n%q", w, p)
 		}
-		out := whole.String()
 		if !strings.HasSuffix(out, "data: [DONE]\n\n") || strings.Count(out, "data: [DONE]\n\n") != 1 {
 			t.Fatalf("[DONE] not once and last: %q", out)
 		}

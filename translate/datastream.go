@@ -210,7 +210,7 @@ func (c *DataStreamConverter) part(code byte, val string) string {
 		if name.Type != gjson.String {
 			return wrongType
 		}
-		c.meta.AddTool(name.Str)
+		c.rep.Meta.AddTool(name.Str)
 		if code == '9' {
 			// A 9 part is a call, its args value's text as it came its
 			// arguments (SPEC 11.3).

@@ -20,9 +20,27 @@ func (r *recorder) Write(p []byte) (int, error) {
 func (r *recorder) String() string { return strings.Join(r.writes, "") }
 
 // testOpts are options that make the output fully predictable (the id comes
-// from an f: or start part in the inputs that need it).
+// from an f: or start part in the inputs that need it), with a record of
+// their own: one converter's.
 func testOpts(stats *Stats) ConvertOptions {
-	return ConvertOptions{Model: "m", Created: 1, MaxLine: 1 << 20, HustleSummary: true, Stats: stats}
+	return ConvertOptions{Model: "m", Created: 1, MaxLine: 1 << 20, HustleSummary: true, Stats: stats, Reply: new(Reply)}
+}
+
+// withRecord is opts with a fresh record, as OpenStream gives a converter
+// the rewriter's.
+func withRecord(opts ConvertOptions) ConvertOptions {
+	opts.Reply = new(Reply)
+	return opts
+}
+
+// withMetaEvent is out with the record's meta, when it holds any, as a
+// meta-only event before the [DONE] that ends out, so that an expected
+// output shows the chunks and the meta in one string.
+func withMetaEvent(out string, rep *Reply) string {
+	if rep.Meta.Empty() || !strings.HasSuffix(out, done) {
+		return out
+	}
+	return strings.TrimSuffix(out, done) + metaEv(string(rep.Meta.JSON())) + done
 }
 
 // feedPieces writes in to c in pieces whose sizes cycle through sizes (nil:
@@ -48,9 +66,10 @@ func feedPieces(t *testing.T, c io.WriteCloser, in string, sizes []int) {
 func convertDataStream(t *testing.T, opts ConvertOptions, in string, sizes ...int) (string, *DataStreamConverter) {
 	t.Helper()
 	var out recorder
+	opts = withRecord(opts)
 	c := NewDataStreamConverter(&out, opts)
 	feedPieces(t, c, in, sizes)
-	return out.String(), c
+	return withMetaEvent(out.String(), opts.Reply), c
 }
 
 const (
@@ -217,11 +236,12 @@ func TestDataStreamSplitAnywhere(t *testing.T) {
 	// Two writes, split at every byte position.
 	for i := 0; i <= len(mixedStream); i++ {
 		var out recorder
-		c := NewDataStreamConverter(&out, testOpts(nil))
+		opts := testOpts(nil)
+		c := NewDataStreamConverter(&out, opts)
 		c.Write([]byte(mixedStream[:i]))
 		c.Write([]byte(mixedStream[i:]))
 		c.Close()
-		if got := out.String(); got != want {
+		if got := withMetaEvent(out.String(), opts.Reply); got != want {
 			t.Fatalf("split at %d: got\n%q\nwant\n%q", i, got, want)
 		}
 	}
@@ -331,7 +351,7 @@ func TestDataStreamID(t *testing.T) {
 
 func TestDataStreamDefaults(t *testing.T) {
 	var out bytes.Buffer
-	c := NewDataStreamConverter(&out, ConvertOptions{})
+	c := NewDataStreamConverter(&out, ConvertOptions{Reply: new(Reply)})
 	c.Write([]byte("0:\"a\"\n"))
 	c.Close()
 	got := out.String()
@@ -355,7 +375,7 @@ func TestDataStreamFixtureToolCallDeltas(t *testing.T) {
 	if st != (Stats{Events: 8, Skipped: 4}) {
 		t.Errorf("stats %+v, want 8 events, 4 skipped (c c a e)", st)
 	}
-	if tools := c.meta.Tools(); len(tools) != 1 || tools[0] != "tool1" {
+	if tools := c.rep.Meta.Tools(); len(tools) != 1 || tools[0] != "tool1" {
 		t.Errorf("Meta().Tools() = %v", tools)
 	}
 }
@@ -365,8 +385,8 @@ func TestDataStreamNoFinish(t *testing.T) {
 	if want := deltaEv(`"role":"assistant","content":"cut"`) + deltaEv(`"content":"off"`) + metaEv(`{"tools_used":["t"]}`) + done; got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
-	if string(c.meta.JSON()) != `{"tools_used":["t"]}` {
-		t.Errorf("meta = %s", c.meta.JSON())
+	if string(c.rep.Meta.JSON()) != `{"tools_used":["t"]}` {
+		t.Errorf("meta = %s", c.rep.Meta.JSON())
 	}
 }
 

@@ -52,7 +52,7 @@ func feedSSE(opts SSEOptions) func(in []byte) {
 var sseOpts = SSEOptions{MaxEvent: hostileMaxEvent, FinalMeta: true, Model: "m"}
 
 func convOpts() ConvertOptions {
-	return ConvertOptions{Model: "m", MaxLine: hostileMaxEvent, HustleSummary: true, Created: 1}
+	return ConvertOptions{Model: "m", MaxLine: hostileMaxEvent, HustleSummary: true, Created: 1, Reply: new(Reply)}
 }
 
 // rewriteUnbounded rewrites a JSON reply with a meta bound too large to

@@ -38,16 +38,10 @@ type ConvertOptions struct {
 	Stats *Stats
 	// Debug, when set, is told of each skipped part (never its content).
 	Debug func(msg string)
-	// Reply, when set, is the record the converter's meta, usage and cost
-	// go into directly (the module's stream: its SSE rewriter reads the
-	// same record). Without it, the converter writes its meta as a
-	// data: {"meta":…} event before [DONE], for a client of its own.
+	// Reply is the record the converter's meta, usage and cost go into
+	// (OpenStream sets it: the SSE rewriter the chunks are written to
+	// reads the same record, and bounds its meta). Required.
 	Reply *Reply
-	// Warn, when set, is told of each fallback by a short reason code.
-	Warn func(reason string)
-	// MaxMeta is max_meta_bytes, the bound of the meta collected (0: the
-	// default, SPEC 8.1).
-	MaxMeta int
 	// MarkInterrupted ends a stream cut short with the chat stream's
 	// error event instead of [DONE] (mark_interrupted, SPEC 5, 11.1).
 	MarkInterrupted bool

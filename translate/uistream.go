@@ -161,7 +161,7 @@ func (c *UIStreamConverter) event(data []byte) {
 		"tool-input-error", "tool-output-error", "tool-approval-request":
 		name := v.Get("toolName")
 		if name.Type == gjson.String {
-			c.meta.AddTool(name.Str)
+			c.rep.Meta.AddTool(name.Str)
 		}
 		if typ == "tool-input-available" {
 			// A call once per toolCallId, its input value's text as it

@@ -10,9 +10,10 @@ import (
 func convertUIStream(t *testing.T, opts ConvertOptions, in string, sizes ...int) (string, *UIStreamConverter) {
 	t.Helper()
 	var out recorder
+	opts = withRecord(opts)
 	c := NewUIStreamConverter(&out, opts)
 	feedPieces(t, c, in, sizes)
-	return out.String(), c
+	return withMetaEvent(out.String(), opts.Reply), c
 }
 
 // sse frames each data as one event.
@@ -121,9 +122,10 @@ func TestUIStreamDoneEndsStream(t *testing.T) {
 	want := deltaEv(`"role":"assistant","content":"a"`) + metaEv(`{"tools_used":["t"]}`) + done
 	for _, sizes := range [][]int{nil, {1}, {5}} {
 		var out recorder
-		c := NewUIStreamConverter(&out, testOpts(nil))
+		opts := testOpts(nil)
+		c := NewUIStreamConverter(&out, opts)
 		feedPieces(t, c, in, sizes)
-		if got := out.String(); got != want {
+		if got := withMetaEvent(out.String(), opts.Reply); got != want {
 			t.Errorf("pieces %v: got %q\nwant %q", sizes, got, want)
 		}
 		n := len(out.writes)
@@ -132,13 +134,6 @@ func TestUIStreamDoneEndsStream(t *testing.T) {
 		if len(out.writes) != n {
 			t.Errorf("wrote after the end: %q", out.writes[n:])
 		}
-	}
-	// [DONE] arriving in the same write as earlier events: one output write.
-	var out recorder
-	c := NewUIStreamConverter(&out, testOpts(nil))
-	c.Write([]byte(in))
-	if len(out.writes) != 1 || out.writes[0] != want {
-		t.Errorf("writes %q", out.writes)
 	}
 }
 
@@ -155,8 +150,8 @@ func TestUIStreamFixtureError(t *testing.T) {
 	if got != want {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
 	}
-	if !c.meta.Empty() {
-		t.Errorf("meta %s, want none", c.meta.JSON())
+	if !c.rep.Meta.Empty() {
+		t.Errorf("meta %s, want none", c.rep.Meta.JSON())
 	}
 	if st != (Stats{Events: 6}) {
 		t.Errorf("stats %+v, want 6 events", st)
@@ -182,11 +177,12 @@ func TestUIStreamSplitAnywhere(t *testing.T) {
 	}
 	for i := 0; i <= len(mixedUIStream); i++ {
 		var out recorder
-		c := NewUIStreamConverter(&out, testOpts(nil))
+		opts := testOpts(nil)
+		c := NewUIStreamConverter(&out, opts)
 		c.Write([]byte(mixedUIStream[:i]))
 		c.Write([]byte(mixedUIStream[i:]))
 		c.Close()
-		if got := out.String(); got != want {
+		if got := withMetaEvent(out.String(), opts.Reply); got != want {
 			t.Fatalf("split at %d: got\n%q\nwant\n%q", i, got, want)
 		}
 	}
