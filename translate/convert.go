@@ -160,28 +160,24 @@ func (c *convCore) data(v gjson.Result) {
 // call records a tool call of part (SPEC 11.3): the text of its member
 // args's value as it came is its arguments; when its member id is a
 // string, a call is recorded once per id. Nothing is looked up unless
-// arguments are kept; id "" names no member.
+// arguments are kept; id "" names no member (gjson's Get("") would find a
+// member named "").
 func (c *convCore) call(name string, part gjson.Result, id, args string) {
 	rep := c.rep
 	if !rep.ToolArguments {
 		return
 	}
 	key, keyed := callKey{}, false
-	if v := idOf(part, id); v.Type == gjson.String {
+	var v gjson.Result
+	if id != "" {
+		v = part.Get(id)
+	}
+	if v.Type == gjson.String {
 		if key, keyed = idKey(v.Str), true; rep.calls.find(key) != nil {
 			return
 		}
 	}
 	rep.calls.addArgs(rep.beginCall(name, key, keyed), jsonscan.ObjectValue(part.Raw, args))
-}
-
-// idOf is part's member id, none when id is "" (gjson's Get("") would find
-// a member named "").
-func idOf(part gjson.Result, id string) gjson.Result {
-	if id == "" {
-		return gjson.Result{}
-	}
-	return part.Get(id)
 }
 
 // errorEvent writes the error event of SPEC 5.1, an end that is no
