@@ -20,7 +20,7 @@ import (
 // replies and the endpoints (SPEC 10); a failing or slow look-up leaves the
 // reply whole, without them.
 func TestOpenClawToolsJoinReplies(t *testing.T) {
-	dir := filepath.Join(repoRoot(t), "translate", "testdata", "openclaw")
+	dir := filepath.Join(repoRoot(t), "openclaw", "testdata")
 	read := func(name string) []byte {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		must(t, err, "reading %s", name)

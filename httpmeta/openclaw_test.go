@@ -23,7 +23,7 @@ import (
 // openclaw_history, with no secret in the log; with nothing to look up, or
 // the option off, no look-up is made.
 func TestOpenClawToolsAtTheEnd(t *testing.T) {
-	const dir = "../translate/testdata/openclaw/"
+	const dir = "../openclaw/testdata/"
 	answer, err := os.ReadFile(dir + "tools-invoke-sessions_history.json")
 	must(t, err, "reading the recorded answer")
 	reply, err := os.ReadFile(dir + "chat-json-run-of-sessions_history.json")

@@ -1,7 +1,8 @@
 // Package openclaw asks an OpenClaw gateway which tools its agent ran in a
 // turn (SPEC 10): its chat endpoints never show them, its session
-// transcript does. Reading the transcript is package translate's; this is
-// the net/http client around it, with no Caddy in it.
+// transcript does. session.go finds the session a request's turn is filed
+// under, transcript.go reads the look-up's answer, and this is the net/http
+// client around them, with no Caddy in it.
 package openclaw
 
 import (
@@ -15,8 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/llm-meta/llm_meta/translate"
 )
 
 const (
@@ -56,7 +55,7 @@ func New(gateway, agent string, timeout time.Duration, token func(*http.Request)
 	}
 	return &Client{
 		endpoint: u.String(),
-		agent:    translate.NormalizeOpenClawAgent(agent),
+		agent:    normalizeAgent(agent),
 		timeout:  timeout,
 		token:    token,
 		http: &http.Client{
@@ -109,13 +108,13 @@ func (c *Client) Close() { c.http.CloseIdleConnections() }
 // passed here: its user is unknown, and a made key would move the client's
 // turn to another session.
 func (c *Client) PrepareSession(r *http.Request, body []byte) string {
-	model, user, responses := translate.OpenClawRequestFields(body)
-	agentHeader := r.Header.Get(translate.OpenClawAgentHeader)
+	model, user, responses := requestFields(body)
+	agentHeader := r.Header.Get(agentIDHeader)
 	if strings.TrimSpace(agentHeader) == "" {
-		agentHeader = r.Header.Get(translate.OpenClawAgentHeaderAlt)
+		agentHeader = r.Header.Get(agentHeaderAlt)
 	}
-	key, made := translate.OpenClawSessionKey(translate.OpenClawRequest{
-		SessionHeader: r.Header.Get(translate.OpenClawSessionHeader),
+	key, made := sessionKeyOf(sessionRequest{
+		SessionHeader: r.Header.Get(sessionHeader),
 		AgentHeader:   agentHeader,
 		Model:         model,
 		User:          user,
@@ -123,7 +122,7 @@ func (c *Client) PrepareSession(r *http.Request, body []byte) string {
 		Agent:         c.agent,
 	})
 	if made {
-		r.Header.Set(translate.OpenClawSessionHeader, key)
+		r.Header.Set(sessionHeader, key)
 	}
 	return key
 }
@@ -144,7 +143,7 @@ func (c *Client) Tools(r *http.Request, sessionKey, runID string) ([]string, err
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), c.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(translate.OpenClawHistoryRequest(sessionKey)))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(HistoryRequest(sessionKey)))
 	if err != nil {
 		return nil, lookupErr("making the request", nil)
 	}
@@ -163,18 +162,19 @@ func (c *Client) Tools(r *http.Request, sessionKey, runID string) ([]string, err
 	if resp.ContentLength > maxAnswer {
 		return nil, lookupErr("answer larger than 4 MiB", nil)
 	}
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
-	if err != nil {
+	// Read as a string: the transcript's reading views it, with no copy.
+	var answer strings.Builder
+	if _, err := io.Copy(&answer, io.LimitReader(resp.Body, maxAnswer+1)); err != nil {
 		if ctx.Err() != nil {
 			return nil, transportErr(ctx, err)
 		}
 		return nil, lookupErr("answer cut off", nil)
 	}
-	if len(answer) > maxAnswer {
+	if answer.Len() > maxAnswer {
 		return nil, lookupErr("answer larger than 4 MiB", nil)
 	}
 	var names []string
-	if err := translate.OpenClawTools(answer, runID, func(n string) { names = append(names, n) }); err != nil {
+	if err := TranscriptTools(answer.String(), runID, func(n string) { names = append(names, n) }); err != nil {
 		return nil, lookupErr("reading the answer", err)
 	}
 	return names, nil

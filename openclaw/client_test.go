@@ -2,14 +2,11 @@ package openclaw
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -17,8 +14,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/llm-meta/llm_meta/translate"
 )
 
 func must(t testing.TB, err error, what string) {
@@ -50,20 +45,6 @@ func TestNew(t *testing.T) {
 			t.Errorf("error %q quotes the URL", err)
 		}
 	}
-}
-
-// openClawAnswerFile is the recorded sessions_history answer and the id of
-// the run it records (translate's testdata).
-func openClawAnswerFile(t *testing.T) (answer []byte, runID string) {
-	t.Helper()
-	dir := filepath.Join("..", "translate", "testdata", "openclaw")
-	answer, err := os.ReadFile(filepath.Join(dir, "tools-invoke-sessions_history.json"))
-	must(t, err, "reading the recorded answer")
-	reply, err := os.ReadFile(filepath.Join(dir, "chat-json-run-of-sessions_history.json"))
-	must(t, err, "reading the recorded reply")
-	var r struct{ ID string }
-	must(t, json.Unmarshal(reply, &r), "reading the reply's id")
-	return answer, r.ID
 }
 
 // fakeGateway is an OpenClaw gateway's /tools/invoke: it records what it
@@ -126,7 +107,7 @@ func noSecrets(t *testing.T, err error) {
 }
 
 func TestLookup(t *testing.T) {
-	answer, runID := openClawAnswerFile(t)
+	answer, runID := openClawRecording(t)
 	g := newFakeGateway(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		w.Write(answer)
@@ -142,7 +123,7 @@ func TestLookup(t *testing.T) {
 		if got := g.auth.Load(); got != "Bearer "+testToken {
 			t.Errorf("Authorization %q; want the configured token", got)
 		}
-		if got := g.body.Load(); got != string(translate.OpenClawHistoryRequest(key)) {
+		if got := g.body.Load(); got != string(HistoryRequest(key)) {
 			t.Errorf("body %s", got)
 		}
 	})
@@ -177,7 +158,7 @@ func TestLookup(t *testing.T) {
 }
 
 func TestLookupFailures(t *testing.T) {
-	answer, runID := openClawAnswerFile(t)
+	answer, runID := openClawRecording(t)
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
 	stall := func(w http.ResponseWriter, r *http.Request) {
@@ -205,8 +186,8 @@ func TestLookupFailures(t *testing.T) {
 			w.(http.Flusher).Flush()
 			stall(w, r)
 		}, context.DeadlineExceeded, "timed out"},
-		{"malformed", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "<html>Bad Gateway</html>") }, translate.ErrOpenClawMalformed, "reading the answer"},
-		{"truncated", func(w http.ResponseWriter, r *http.Request) { w.Write(answer[:len(answer)/2]) }, translate.ErrOpenClawMalformed, "not a JSON object"},
+		{"malformed", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "<html>Bad Gateway</html>") }, errMalformed, "reading the answer"},
+		{"truncated", func(w http.ResponseWriter, r *http.Request) { w.Write(answer[:len(answer)/2]) }, errMalformed, "not a JSON object"},
 		{"cut off before its length", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", strconv.Itoa(len(answer)))
 			w.Write(answer[:len(answer)/2])
@@ -214,7 +195,7 @@ func TestLookupFailures(t *testing.T) {
 		}, nil, "answer cut off"},
 		{"missing session", func(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, `{"ok":true,"result":{"content":[],"details":{"status":"error","error":"session not found"}}}`)
-		}, translate.ErrOpenClawStatusError, "status error"},
+		}, errStatusError, "status error"},
 		{"declared too large", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", strconv.Itoa(maxAnswer+1))
 			w.Write(answer)
@@ -313,17 +294,17 @@ func TestPrepareSession(t *testing.T) {
 			for i := 0; i+1 < len(tc.headers); i += 2 {
 				r.Header.Set(tc.headers[i], tc.headers[i+1])
 			}
-			sent := r.Header.Get(translate.OpenClawSessionHeader)
+			sent := r.Header.Get(sessionHeader)
 			key := o.PrepareSession(r, []byte(tc.body))
 			if tc.want != "" {
-				if key != tc.want || r.Header.Get(translate.OpenClawSessionHeader) != sent {
-					t.Errorf("key %q, header %q; want %q and the header untouched", key, r.Header.Get(translate.OpenClawSessionHeader), tc.want)
+				if key != tc.want || r.Header.Get(sessionHeader) != sent {
+					t.Errorf("key %q, header %q; want %q and the header untouched", key, r.Header.Get(sessionHeader), tc.want)
 				}
 				return
 			}
 			m := made.FindStringSubmatch(key)
-			if m == nil || m[1] != tc.madeFor || r.Header.Get(translate.OpenClawSessionHeader) != key {
-				t.Errorf("key %q, header %q; want a made key of agent %q sent upstream", key, r.Header.Get(translate.OpenClawSessionHeader), tc.madeFor)
+			if m == nil || m[1] != tc.madeFor || r.Header.Get(sessionHeader) != key {
+				t.Errorf("key %q, header %q; want a made key of agent %q sent upstream", key, r.Header.Get(sessionHeader), tc.madeFor)
 			}
 		})
 	}

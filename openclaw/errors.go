@@ -5,8 +5,6 @@ import (
 	"errors"
 	"net"
 	"syscall"
-
-	"github.com/llm-meta/llm_meta/translate"
 )
 
 // lookupError is a failed look-up: what went wrong, and for errors.Is the
@@ -19,8 +17,8 @@ type lookupError struct {
 func lookupErr(kind string, cause error) error { return &lookupError{kind, cause} }
 
 func (e *lookupError) Error() string {
-	if isTranslateErr(e.cause) {
-		// translate's errors name the fault only.
+	if isAnswerErr(e.cause) {
+		// The answer's errors name the fault only.
 		return "openclaw sessions_history: " + e.kind + ": " + e.cause.Error()
 	}
 	return "openclaw sessions_history: " + e.kind
@@ -28,8 +26,8 @@ func (e *lookupError) Error() string {
 
 func (e *lookupError) Unwrap() error { return e.cause }
 
-func isTranslateErr(err error) bool {
-	for _, t := range []error{translate.ErrOpenClawMalformed, translate.ErrOpenClawNotOK, translate.ErrOpenClawStatusError, translate.ErrOpenClawNoMessages} {
+func isAnswerErr(err error) bool {
+	for _, t := range []error{errMalformed, errNotOK, errStatusError, errNoMessages} {
 		if errors.Is(err, t) {
 			return true
 		}

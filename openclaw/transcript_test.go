@@ -1,4 +1,4 @@
-package translate
+package openclaw
 
 import (
 	"encoding/json"
@@ -18,36 +18,36 @@ import (
 func TestOpenClawSessionKey(t *testing.T) {
 	cases := []struct {
 		name string
-		req  OpenClawRequest
+		req  sessionRequest
 		want string
 	}{
-		{"header wins over user", OpenClawRequest{SessionHeader: "agent:ops:custom", User: "u1"}, "agent:ops:custom"},
-		{"header trimmed", OpenClawRequest{SessionHeader: "  k1 "}, "k1"},
-		{"chat user, default agent", OpenClawRequest{User: "u1"}, "agent:main:openai-user:u1"},
-		{"responses user", OpenClawRequest{User: "u1", Responses: true}, "agent:main:openresponses-user:u1"},
-		{"configured agent", OpenClawRequest{User: "u1", Agent: "ops"}, "agent:ops:openai-user:u1"},
-		{"agent header over model and config", OpenClawRequest{User: "u1", AgentHeader: "hdr", Model: "openclaw:mdl", Agent: "cfg"}, "agent:hdr:openai-user:u1"},
-		{"model openclaw:<id>", OpenClawRequest{User: "u1", Model: "openclaw:research", Agent: "cfg"}, "agent:research:openai-user:u1"},
-		{"model agent:<id>", OpenClawRequest{User: "u1", Model: "agent:research"}, "agent:research:openai-user:u1"},
-		{"model openclaw alone", OpenClawRequest{User: "u1", Model: "openclaw"}, "agent:main:openai-user:u1"},
-		{"model openclaw: with no id", OpenClawRequest{User: "u1", Model: "openclaw: "}, "agent:main:openai-user:u1"},
-		{"model of another provider", OpenClawRequest{User: "u1", Model: "openai/gpt-4o"}, "agent:main:openai-user:u1"},
-		{"blank session header is no header", OpenClawRequest{SessionHeader: " ", User: "u1"}, "agent:main:openai-user:u1"},
-		{"session header kept as sent", OpenClawRequest{SessionHeader: "Agent:Ops:Mine"}, "Agent:Ops:Mine"},
-		{"user lower-cased and trimmed", OpenClawRequest{User: " Alice@Example.COM\t"}, "agent:main:openai-user:alice@example.com"},
-		{"blank user is no user, header first", OpenClawRequest{User: "  ", SessionHeader: "k"}, "k"},
-		{"model openclaw/<id>", OpenClawRequest{User: "u1", Model: "openclaw/Research"}, "agent:research:openai-user:u1"},
-		{"model openclaw/default", OpenClawRequest{User: "u1", Model: "openclaw/default", Agent: "cfg"}, "agent:cfg:openai-user:u1"},
-		{"model OpenClaw:<id> in any case", OpenClawRequest{User: "u1", Model: " OPENCLAW:Ops "}, "agent:ops:openai-user:u1"},
-		{"model with an invalid id", OpenClawRequest{User: "u1", Model: "openclaw:-x", Agent: "cfg"}, "agent:cfg:openai-user:u1"},
-		{"agent header lower-cased", OpenClawRequest{User: "u1", AgentHeader: " Ops "}, "agent:ops:openai-user:u1"},
-		{"configured agent normalised", OpenClawRequest{User: "u1", Agent: "My Agent!"}, "agent:my-agent:openai-user:u1"},
+		{"header wins over user", sessionRequest{SessionHeader: "agent:ops:custom", User: "u1"}, "agent:ops:custom"},
+		{"header trimmed", sessionRequest{SessionHeader: "  k1 "}, "k1"},
+		{"chat user, default agent", sessionRequest{User: "u1"}, "agent:main:openai-user:u1"},
+		{"responses user", sessionRequest{User: "u1", Responses: true}, "agent:main:openresponses-user:u1"},
+		{"configured agent", sessionRequest{User: "u1", Agent: "ops"}, "agent:ops:openai-user:u1"},
+		{"agent header over model and config", sessionRequest{User: "u1", AgentHeader: "hdr", Model: "openclaw:mdl", Agent: "cfg"}, "agent:hdr:openai-user:u1"},
+		{"model openclaw:<id>", sessionRequest{User: "u1", Model: "openclaw:research", Agent: "cfg"}, "agent:research:openai-user:u1"},
+		{"model agent:<id>", sessionRequest{User: "u1", Model: "agent:research"}, "agent:research:openai-user:u1"},
+		{"model openclaw alone", sessionRequest{User: "u1", Model: "openclaw"}, "agent:main:openai-user:u1"},
+		{"model openclaw: with no id", sessionRequest{User: "u1", Model: "openclaw: "}, "agent:main:openai-user:u1"},
+		{"model of another provider", sessionRequest{User: "u1", Model: "openai/gpt-4o"}, "agent:main:openai-user:u1"},
+		{"blank session header is no header", sessionRequest{SessionHeader: " ", User: "u1"}, "agent:main:openai-user:u1"},
+		{"session header kept as sent", sessionRequest{SessionHeader: "Agent:Ops:Mine"}, "Agent:Ops:Mine"},
+		{"user lower-cased and trimmed", sessionRequest{User: " Alice@Example.COM\t"}, "agent:main:openai-user:alice@example.com"},
+		{"blank user is no user, header first", sessionRequest{User: "  ", SessionHeader: "k"}, "k"},
+		{"model openclaw/<id>", sessionRequest{User: "u1", Model: "openclaw/Research"}, "agent:research:openai-user:u1"},
+		{"model openclaw/default", sessionRequest{User: "u1", Model: "openclaw/default", Agent: "cfg"}, "agent:cfg:openai-user:u1"},
+		{"model OpenClaw:<id> in any case", sessionRequest{User: "u1", Model: " OPENCLAW:Ops "}, "agent:ops:openai-user:u1"},
+		{"model with an invalid id", sessionRequest{User: "u1", Model: "openclaw:-x", Agent: "cfg"}, "agent:cfg:openai-user:u1"},
+		{"agent header lower-cased", sessionRequest{User: "u1", AgentHeader: " Ops "}, "agent:ops:openai-user:u1"},
+		{"configured agent normalised", sessionRequest{User: "u1", Agent: "My Agent!"}, "agent:my-agent:openai-user:u1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, made := OpenClawSessionKey(c.req)
+			got, made := sessionKeyOf(c.req)
 			if got != c.want || made {
-				t.Errorf("OpenClawSessionKey(%+v) = %q, made %v; want %q, made false", c.req, got, made, c.want)
+				t.Errorf("sessionKeyOf(%+v) = %q, made %v; want %q, made false", c.req, got, made, c.want)
 			}
 		})
 	}
@@ -56,21 +56,21 @@ func TestOpenClawSessionKey(t *testing.T) {
 func TestOpenClawSessionKeyMade(t *testing.T) {
 	made := regexp.MustCompile(`^agent:([a-z-]+):llm-meta:[0-9a-f]{32}$`)
 	cases := []struct {
-		req   OpenClawRequest
+		req   sessionRequest
 		agent string
 	}{
-		{OpenClawRequest{}, "main"},
-		{OpenClawRequest{Agent: "ops"}, "ops"},
-		{OpenClawRequest{Model: "openclaw:research", Agent: "ops"}, "research"},
-		{OpenClawRequest{AgentHeader: "HDR", Responses: true}, "hdr"},
-		{OpenClawRequest{Agent: "--"}, "main"},
+		{sessionRequest{}, "main"},
+		{sessionRequest{Agent: "ops"}, "ops"},
+		{sessionRequest{Model: "openclaw:research", Agent: "ops"}, "research"},
+		{sessionRequest{AgentHeader: "HDR", Responses: true}, "hdr"},
+		{sessionRequest{Agent: "--"}, "main"},
 	}
 	for _, c := range cases {
-		k1, made1 := OpenClawSessionKey(c.req)
-		k2, made2 := OpenClawSessionKey(c.req)
+		k1, made1 := sessionKeyOf(c.req)
+		k2, made2 := sessionKeyOf(c.req)
 		m := made.FindStringSubmatch(k1)
 		if !made1 || !made2 || m == nil || m[1] != c.agent {
-			t.Errorf("OpenClawSessionKey(%+v) = %q (made %v); want a made key of agent %q", c.req, k1, made1, c.agent)
+			t.Errorf("sessionKeyOf(%+v) = %q (made %v); want a made key of agent %q", c.req, k1, made1, c.agent)
 		}
 		if k1 == k2 {
 			t.Errorf("two made keys are both %q; each request needs its own session", k1)
@@ -95,8 +95,8 @@ func TestNormalizeOpenClawAgent(t *testing.T) {
 		strings.Repeat("a", 65):       strings.Repeat("a", 64),
 		"!" + strings.Repeat("b", 70): strings.Repeat("b", 64),
 	} {
-		if got := NormalizeOpenClawAgent(in); got != want {
-			t.Errorf("NormalizeOpenClawAgent(%q) = %q, want %q", in, got, want)
+		if got := normalizeAgent(in); got != want {
+			t.Errorf("normalizeAgent(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -118,16 +118,16 @@ func TestOpenClawRequestFields(t *testing.T) {
 		{``, "", "", false},
 	}
 	for _, c := range cases {
-		model, user, responses := OpenClawRequestFields([]byte(c.body))
+		model, user, responses := requestFields([]byte(c.body))
 		if model != c.model || user != c.user || responses != c.responses {
-			t.Errorf("OpenClawRequestFields(%s) = %q, %q, %v; want %q, %q, %v", c.body, model, user, responses, c.model, c.user, c.responses)
+			t.Errorf("requestFields(%s) = %q, %q, %v; want %q, %q, %v", c.body, model, user, responses, c.model, c.user, c.responses)
 		}
 	}
 }
 
 func TestOpenClawHistoryRequest(t *testing.T) {
 	for _, key := range []string{"agent:main:openai-user:u1", `we"ird\key` + "\n\x00é\u2028", ""} {
-		body := OpenClawHistoryRequest(key)
+		body := HistoryRequest(key)
 		var got struct {
 			Tool string `json:"tool"`
 			Args struct {
@@ -137,10 +137,10 @@ func TestOpenClawHistoryRequest(t *testing.T) {
 			} `json:"args"`
 		}
 		if err := json.Unmarshal(body, &got); err != nil {
-			t.Fatalf("OpenClawHistoryRequest(%q) = %s: not JSON: %v", key, body, err)
+			t.Fatalf("HistoryRequest(%q) = %s: not JSON: %v", key, body, err)
 		}
 		if got.Tool != "sessions_history" || got.Args.SessionKey != key || !got.Args.IncludeTools || got.Args.Limit != 100 {
-			t.Errorf("OpenClawHistoryRequest(%q) = %s", key, body)
+			t.Errorf("HistoryRequest(%q) = %s", key, body)
 		}
 	}
 }
@@ -149,7 +149,7 @@ func TestOpenClawHistoryRequest(t *testing.T) {
 // of the completion its turn answered.
 func openClawRecording(t *testing.T) (answer []byte, runID string) {
 	t.Helper()
-	dir := filepath.Join("testdata", "openclaw")
+	dir := "testdata"
 	answer, err := os.ReadFile(filepath.Join(dir, "tools-invoke-sessions_history.json"))
 	if err != nil {
 		t.Fatalf("reading the recording: %v", err)
@@ -165,10 +165,10 @@ func openClawRecording(t *testing.T) (answer []byte, runID string) {
 	return answer, runID
 }
 
-// collectTools runs OpenClawTools and returns the names it added.
+// collectTools runs TranscriptTools and returns the names it added.
 func collectTools(answer []byte, runID string) ([]string, error) {
 	var got []string
-	err := OpenClawTools(answer, runID, func(name string) { got = append(got, name) })
+	err := TranscriptTools(string(answer), runID, func(name string) { got = append(got, name) })
 	return got, err
 }
 
@@ -301,8 +301,8 @@ func TestOpenClawToolsBounded(t *testing.T) {
 		msgs = append(msgs, resultMsg("r", "tool"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+string(rune('a'+i/26%26))))
 	}
 	got, err := collectTools(openClawAnswer(msgs...), "r")
-	if err != nil || len(got) != maxOpenClawToolNames {
-		t.Fatalf("1000 distinct names give %d names, %v; want %d", len(got), err, maxOpenClawToolNames)
+	if err != nil || len(got) != maxToolNames {
+		t.Fatalf("1000 distinct names give %d names, %v; want %d", len(got), err, maxToolNames)
 	}
 	seen := map[string]bool{}
 	for _, n := range got {
@@ -331,16 +331,16 @@ func TestOpenClawToolsFailedAnswers(t *testing.T) {
 		answer string
 		want   error
 	}{
-		{"empty", ``, ErrOpenClawMalformed},
-		{"not JSON", `<html>502 Bad Gateway</html>`, ErrOpenClawMalformed},
-		{"an array", `[` + string(answer) + `]`, ErrOpenClawMalformed},
-		{"trailing garbage", string(answer) + `}`, ErrOpenClawMalformed},
-		{"ok false", `{"ok":false,"error":{"type":"forbidden","message":"no"}}`, ErrOpenClawNotOK},
-		{"ok false after the result", strings.TrimSuffix(strings.TrimSpace(string(answer)), "}") + `,"ok":false}`, ErrOpenClawNotOK},
-		{"missing session", `{"ok":true,"result":{"content":[],"details":{"status":"error","error":"session not found","messages":[]}}}`, ErrOpenClawStatusError},
-		{"no details", `{"ok":true,"result":{"content":[]}}`, ErrOpenClawNoMessages},
-		{"messages not an array", `{"ok":true,"result":{"details":{"messages":{"0":{}}}}}`, ErrOpenClawNoMessages},
-		{"result not an object", `{"ok":true,"result":"` + runID + `"}`, ErrOpenClawNoMessages},
+		{"empty", ``, errMalformed},
+		{"not JSON", `<html>502 Bad Gateway</html>`, errMalformed},
+		{"an array", `[` + string(answer) + `]`, errMalformed},
+		{"trailing garbage", string(answer) + `}`, errMalformed},
+		{"ok false", `{"ok":false,"error":{"type":"forbidden","message":"no"}}`, errNotOK},
+		{"ok false after the result", strings.TrimSuffix(strings.TrimSpace(string(answer)), "}") + `,"ok":false}`, errNotOK},
+		{"missing session", `{"ok":true,"result":{"content":[],"details":{"status":"error","error":"session not found","messages":[]}}}`, errStatusError},
+		{"no details", `{"ok":true,"result":{"content":[]}}`, errNoMessages},
+		{"messages not an array", `{"ok":true,"result":{"details":{"messages":{"0":{}}}}}`, errNoMessages},
+		{"result not an object", `{"ok":true,"result":"` + runID + `"}`, errNoMessages},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -359,8 +359,8 @@ func TestOpenClawToolsTruncated(t *testing.T) {
 	answer = []byte(strings.TrimRight(string(answer), " \n"))
 	for n := range len(answer) {
 		got, err := collectTools(answer[:n], runID)
-		if !errors.Is(err, ErrOpenClawMalformed) || len(got) != 0 {
-			t.Fatalf("the first %d of %d bytes give %q, %v; want nothing and %v", n, len(answer), got, err, ErrOpenClawMalformed)
+		if !errors.Is(err, errMalformed) || len(got) != 0 {
+			t.Fatalf("the first %d of %d bytes give %q, %v; want nothing and %v", n, len(answer), got, err, errMalformed)
 		}
 	}
 }
@@ -391,11 +391,11 @@ func BenchmarkOpenClawTools(b *testing.B) {
 				msgs = append(msgs, resultMsg("r", "ls"))
 			}
 		}
-		answer := openClawAnswer(msgs...)
+		answer := string(openClawAnswer(msgs...))
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			b.SetBytes(int64(len(answer)))
 			for b.Loop() {
-				if err := OpenClawTools(answer, "r", func(string) {}); err != nil {
+				if err := TranscriptTools(answer, "r", func(string) {}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -403,10 +403,10 @@ func BenchmarkOpenClawTools(b *testing.B) {
 	}
 }
 
-// readOpenClaw reads a file of testdata/openclaw.
+// readOpenClaw reads a file of testdata.
 func readOpenClaw(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "openclaw", name))
+	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatalf("reading the recording: %v", err)
 	}
@@ -474,7 +474,7 @@ func TestOpenClawToolsRecordedResponses(t *testing.T) {
 
 func TestOpenClawToolsRecordedMissingSession(t *testing.T) {
 	got, err := collectTools(readOpenClaw(t, "tools-invoke-sessions_history-missing-session.json"), "chatcmpl_x")
-	if !errors.Is(err, ErrOpenClawStatusError) || len(got) != 0 {
-		t.Errorf("got %q, %v; want nothing and %v", got, err, ErrOpenClawStatusError)
+	if !errors.Is(err, errStatusError) || len(got) != 0 {
+		t.Errorf("got %q, %v; want nothing and %v", got, err, errStatusError)
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/llm-meta/llm_meta/translate"
+	"github.com/llm-meta/llm_meta/openclaw"
 )
 
 // reply is what one request gave: enough to check it is whole, on time, and
@@ -142,10 +142,10 @@ func cut(s string) string {
 }
 
 // history asks the gateway itself for a session's transcript, as the
-// module does, and returns the tools of the run (translate's reading).
+// module does, and returns the tools of the run (package openclaw's reading).
 // runID "" means the session's last run.
 func history(gateway, token, sessionKey, runID string) (tools []string, lastRun string, took time.Duration, err error) {
-	req, err := http.NewRequest(http.MethodPost, gateway+"/tools/invoke", bytes.NewReader(translate.OpenClawHistoryRequest(sessionKey)))
+	req, err := http.NewRequest(http.MethodPost, gateway+"/tools/invoke", bytes.NewReader(openclaw.HistoryRequest(sessionKey)))
 	if err != nil {
 		return nil, "", 0, err
 	}
@@ -168,7 +168,7 @@ func history(gateway, token, sessionKey, runID string) (tools []string, lastRun 
 	if runID == "" {
 		runID = lastRun
 	}
-	err = translate.OpenClawTools(answer, runID, func(n string) { tools = append(tools, n) })
+	err = openclaw.TranscriptTools(string(answer), runID, func(n string) { tools = append(tools, n) })
 	return tools, lastRun, time.Since(start), err
 }
 
