@@ -161,7 +161,7 @@ func claimAnswersRef(msgs []trimMsgRef, i, u int, answerRole string, calls gjson
 	}
 }
 
-// stringifyStructuredResultRef is StringifyStructuredResult as it was: one
+// stringifyStructuredResultRef is stringifyStructuredResult as it was: one
 // sjson set per value.
 func stringifyStructuredResultRef(raw []byte) []byte {
 	sr := gjson.ParseBytes(raw)
@@ -274,7 +274,7 @@ func FuzzStringifyStructuredResultAsBefore(f *testing.F) {
 			// agree on them, so there is no one reference to follow.
 			return
 		}
-		got, want := StringifyStructuredResult(raw), stringifyStructuredResultRef(raw)
+		got, want := stringifyStructuredResult(raw), stringifyStructuredResultRef(raw)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("%s:\n got %s\nwant %s", raw, got, want)
 		}

@@ -26,18 +26,6 @@ func valueAsString(v gjson.Result) string {
 	}
 }
 
-// StringifyStructuredResult makes the values of a structured_result that a
-// UI renders as text into strings (SPEC 4.1): the items of a list, the
-// headers and cells of a table, each entry's key and value of a key_value.
-// It returns raw itself when nothing needs to change (or raw is not valid
-// JSON).
-func StringifyStructuredResult(raw []byte) []byte {
-	if out, changed := appendStructuredResult(nil, raw); changed {
-		return out
-	}
-	return raw
-}
-
 // appendStructuredResult appends raw with its text values made strings, in
 // one pass over it whatever the number of values (each is written where it
 // lies, not looked up again from the start). changed is false, and nothing

@@ -152,10 +152,10 @@ func SplitStructuredReply(content string) (reply string, metadata []byte, ok boo
 	if strings.Contains(res.Raw, `\u`) || !utf8.ValidString(res.Raw) {
 		// gjson and encoding/json differ on broken surrogates and invalid
 		// UTF-8; the stream decoder follows encoding/json, and so does this.
-		var dec string
-		if json.Unmarshal([]byte(res.Raw), &dec) == nil {
-			reply = dec
-		}
+		var d ReplyStream
+		d.str(res.Raw, 1, rsSinkReply)
+		d.materialise()
+		reply = string(d.out)
 	}
 	return reply, appendStructuredMetadata(nil, root), true
 }
@@ -269,12 +269,11 @@ type ReplyStream struct {
 	run string
 	out []byte
 
-	// string decoder state, carried across deltas
-	esc   uint8 // 0 none, 1 after '\', 2..5 reading the hex digits of \u
-	hex   rune
-	high  rune // a high surrogate waiting for its low half
-	hold  [4]byte
-	nhold int // bytes of an incomplete UTF-8 sequence held back
+	// tail is what a delta cut short inside a string (an escape, a high
+	// surrogate's escape that the next one may pair, the first bytes of a
+	// character): it is read again with the next delta (resume).
+	tail  [12]byte
+	ntail int
 
 	// key decoder: the decoded key, as far as it matters
 	key  [8]byte
@@ -442,6 +441,9 @@ func (d *ReplyStream) isReplyKey() bool {
 func (d *ReplyStream) scan(s string, i int) string {
 	d.out = d.out[:0]
 	d.run = ""
+	if d.ntail > 0 {
+		i = d.resume(s)
+	}
 	for i < len(s) && d.state < rsDone {
 		c := s[i]
 		switch d.state {
@@ -450,7 +452,6 @@ func (d *ReplyStream) scan(s string, i int) string {
 			case jsonscan.IsSpace(c):
 			case c == '"':
 				d.state, d.klen = rsKey, 0
-				d.startString()
 			case c == '}':
 				d.state = rsDone
 			default:
@@ -477,7 +478,6 @@ func (d *ReplyStream) scan(s string, i int) string {
 			case c == '"':
 				if d.isReplyKey() { // the first: rsReply ends in rsDone
 					d.state = rsReply
-					d.startString()
 				} else { // skipped as a string at depth 0
 					d.state, d.depth, d.inStr, d.skipEsc = rsNested, 0, true, false
 				}
@@ -494,16 +494,12 @@ func (d *ReplyStream) scan(s string, i int) string {
 			}
 		case rsNested:
 			i = d.skipNested(s, i)
-		case rsScalar:
-			switch {
-			case c == ',':
-				d.state = rsExpectKey
-			case c == '}':
-				d.state = rsDone
-			case jsonscan.IsSpace(c):
+		case rsScalar: // up to a delimiter, which rsAfterValue reads
+			if c == ',' || c == '}' || jsonscan.IsSpace(c) {
 				d.state = rsAfterValue
+			} else {
+				i++
 			}
-			i++
 		case rsAfterValue:
 			switch {
 			case jsonscan.IsSpace(c):
@@ -523,29 +519,12 @@ func (d *ReplyStream) scan(s string, i int) string {
 	return string(d.out)
 }
 
-func (d *ReplyStream) startString() {
-	d.esc, d.hex, d.high, d.nhold = 0, 0, 0, 0
-}
-
 // str decodes a JSON string's characters from s[i:] into sink, up to and
-// including the closing quote. It returns where it stopped and whether the
-// string closed. Like encoding/json, it turns each byte of invalid UTF-8
-// into U+FFFD.
+// including the closing quote, as encoding/json does (jsonscan.Escape), and
+// each byte of invalid UTF-8 as U+FFFD. It returns where it stopped and
+// whether the string closed. What s cuts short is kept in tail.
 func (d *ReplyStream) str(s string, i int, sink int) (int, bool) {
-	if d.nhold > 0 {
-		if i = d.resolveHold(s, i, sink); d.nhold > 0 {
-			return i, false
-		}
-	}
 	for i < len(s) {
-		if d.esc != 0 {
-			if !d.escByte(s[i], sink) {
-				d.state = rsBroken
-				return len(s), false
-			}
-			i++
-			continue
-		}
 		j := i
 		for j < len(s) {
 			c := s[j]
@@ -563,109 +542,70 @@ func (d *ReplyStream) str(s string, i int, sink int) (int, bool) {
 			j += size
 		}
 		if j > i {
-			d.flushHigh(sink)
 			d.put(sink, s[i:j])
 			i = j
 			continue
 		}
-		switch c := s[i]; {
-		case c == '"':
-			d.flushHigh(sink)
+		if s[i] == '"' {
 			return i + 1, true
-		case c == '\\':
-			d.esc = 1
-			i++
-		case !utf8.FullRuneInString(s[i:]):
-			// The first bytes of a character the delta cut: wait for the rest.
-			d.nhold = copy(d.hold[:], s[i:])
-			return len(s), false
-		default:
-			d.flushHigh(sink)
-			d.putRune(sink, utf8.RuneError)
-			i++
 		}
+		r, n := char(s, i)
+		switch {
+		case n < 0:
+			d.state = rsBroken
+			return len(s), false
+		case n == 0:
+			d.ntail = copy(d.tail[:], s[i:])
+			return len(s), false
+		}
+		d.putRune(sink, r)
+		i += n
 	}
 	return i, false
 }
 
-// resolveHold decodes the held first bytes of a character with the bytes
-// that follow them in s[i:], as utf8.DecodeRune would have decoded them
-// uncut. It returns the index in s after the bytes it used.
-func (d *ReplyStream) resolveHold(s string, i int, sink int) int {
-	for d.nhold > 0 && i < len(s) {
-		var buf [2 * utf8.UTFMax]byte
-		n := copy(buf[:], d.hold[:d.nhold])
-		n += copy(buf[n:utf8.UTFMax], s[i:])
-		if !utf8.FullRune(buf[:n]) { // s ran out: still incomplete
-			i += n - d.nhold
-			d.nhold = copy(d.hold[:], buf[:n])
-			return i
-		}
-		r, size := utf8.DecodeRune(buf[:n])
-		d.flushHigh(sink)
-		d.putRune(sink, r) // RuneError for invalid bytes, one at a time
-		if size <= d.nhold {
-			d.nhold = copy(d.hold[:], d.hold[size:d.nhold])
-		} else {
-			i += size - d.nhold
-			d.nhold = 0
-		}
-	}
-	return i
-}
-
-// flushHigh writes U+FFFD for a high surrogate that got no low half.
-func (d *ReplyStream) flushHigh(sink int) {
-	if d.high != 0 {
-		d.high = 0
-		d.putRune(sink, utf8.RuneError)
-	}
-}
-
-// escByte takes the next byte of an escape. It reports false when the
-// escape is not valid JSON.
-func (d *ReplyStream) escByte(c byte, sink int) bool {
-	if d.esc == 1 {
-		if c == 'u' {
-			d.esc, d.hex = 2, 0
-			return true
-		}
-		r, ok := jsonscan.Unescape(c)
-		if !ok {
-			return false
-		}
-		d.esc = 0
-		d.flushHigh(sink)
-		d.putRune(sink, rune(r))
-		return true
-	}
-	v, ok := jsonscan.Unhex(c)
-	if !ok {
-		return false
-	}
-	d.hex = d.hex<<4 | v
-	if d.esc++; d.esc < 6 {
-		return true
-	}
-	d.esc = 0
-	r := d.hex
-	if d.high != 0 {
-		if 0xDC00 <= r && r <= 0xDFFF {
-			d.putRune(sink, (d.high-0xD800)<<10|(r-0xDC00)+0x10000)
-			d.high = 0
-			return true
-		}
-		d.flushHigh(sink)
-	}
+// char decodes what starts at s[i] inside a string and is no plain text:
+// an escape (jsonscan.Escape), a character of 0x80 and above, a byte of
+// invalid UTF-8 (U+FFFD). n is 0 when s cuts it short, -1 when it is not
+// JSON.
+func char(s string, i int) (r rune, n int) {
 	switch {
-	case 0xD800 <= r && r < 0xDC00:
-		d.high = r
-	case 0xDC00 <= r && r <= 0xDFFF:
-		d.putRune(sink, utf8.RuneError)
-	default:
-		d.putRune(sink, r)
+	case s[i] == '\\':
+		return jsonscan.Escape(s, i, true)
+	case !utf8.FullRuneInString(s[i:]):
+		return 0, 0
 	}
-	return true
+	return utf8.DecodeRuneInString(s[i:])
+}
+
+// resume decodes what the last delta cut short (tail) with the first bytes
+// of s, as many as any of it can need, and returns where in s the scan goes
+// on.
+func (d *ReplyStream) resume(s string) int {
+	var b [2 * len(d.tail)]byte
+	n := copy(b[:], d.tail[:d.ntail])
+	n += copy(b[n:], s)
+	t := strView(b[:n]) // read only here, as b is
+	sink := rsSinkKey
+	if d.state == rsReply {
+		sink = rsSinkReply
+	}
+	p := 0
+	for p < d.ntail {
+		r, size := char(t, p)
+		switch {
+		case size < 0:
+			d.state = rsBroken
+			return len(s)
+		case size == 0: // cut short again: s is all in t
+			d.ntail = copy(d.tail[:], t[p:])
+			return len(s)
+		}
+		d.putRune(sink, r)
+		p += size
+	}
+	p, d.ntail = p-d.ntail, 0
+	return p
 }
 
 // skipNested skips a nested object or array, strings in it included, or

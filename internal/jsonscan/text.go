@@ -136,9 +136,8 @@ func plainRun(s string, i int) int {
 }
 
 // AppendUnescaped appends the text of lit, the inside of a valid JSON
-// string literal, decoded as encoding/json does: a \u escape of a
-// surrogate that is not part of a pair becomes U+FFFD. Bytes that are not
-// valid UTF-8 are kept; AppendString replaces them when the text is
+// string literal, decoded as encoding/json does (Escape). Bytes that are
+// not valid UTF-8 are kept; AppendString replaces them when the text is
 // written out again.
 func AppendUnescaped(dst []byte, lit string) []byte {
 	for i := 0; i < len(lit); {
@@ -148,56 +147,82 @@ func AppendUnescaped(dst []byte, lit string) []byte {
 		}
 		dst = append(dst, lit[i:i+j]...)
 		i += j
-		if i+1 >= len(lit) {
+		if i+1 < len(lit) {
+			if c, ok := unescape(lit[i+1]); ok { // the usual escapes, without a call
+				dst = append(dst, c)
+				i += 2
+				continue
+			}
+		}
+		r, n := Escape(lit, i, false)
+		if n <= 0 {
 			return dst // cannot happen in a valid literal
 		}
-		e := lit[i+1]
-		i += 2
-		if c, ok := Unescape(e); ok {
-			dst = append(dst, c)
-			continue
-		}
-		// \u and four hex digits, half of a surrogate pair perhaps
-		r, ok := hex4(lit, i)
-		if !ok {
-			return dst
-		}
-		i += 4
-		if utf16.IsSurrogate(r) {
-			r2, ok := rune(0), false
-			if i+6 <= len(lit) && lit[i] == '\\' && lit[i+1] == 'u' {
-				r2, ok = hex4(lit, i+2)
-			}
-			if d := utf16.DecodeRune(r, r2); ok && d != utf8.RuneError {
-				r = d
-				i += 6
-			} else {
-				r = utf8.RuneError
-			}
-		}
 		dst = utf8.AppendRune(dst, r)
+		i += n
 	}
 	return dst
 }
 
-// hex4 reads the four hex digits at s[i:].
-func hex4(s string, i int) (rune, bool) {
-	if i+4 > len(s) {
-		return 0, false
+// Escape decodes the escape at s[i] (its backslash) as encoding/json does:
+// the character it stands for and how many bytes it takes. A \u escape of a
+// high surrogate takes the low one's that follows it; a surrogate that is
+// not part of a pair is U+FFFD. n is 0 when s ends inside the escape, or,
+// when s is cut (more text follows it), when it ends where the low half of
+// a high surrogate could still come; n is -1 when it is no JSON escape.
+func Escape(s string, i int, cut bool) (r rune, n int) {
+	if i+1 >= len(s) {
+		return 0, 0
 	}
-	var r rune
-	for _, c := range []byte(s[i : i+4]) {
-		v, ok := Unhex(c)
+	if c, ok := unescape(s[i+1]); ok {
+		return rune(c), 2
+	}
+	if s[i+1] != 'u' {
+		return 0, -1
+	}
+	r, n = hex4(s, i+2)
+	switch {
+	case n <= 0:
+		return 0, n
+	case !utf16.IsSurrogate(r):
+		return r, 6
+	case r >= 0xDC00: // a low half first
+		return utf8.RuneError, 6
+	}
+	rest := s[i+6:]
+	if cut && (rest == "" || rest == `\`) {
+		return 0, 0
+	}
+	if len(rest) >= 2 && rest[:2] == `\u` {
+		lo, m := hex4(rest, 2)
+		if m == 0 && cut {
+			return 0, 0
+		}
+		if pair := utf16.DecodeRune(r, lo); m > 0 && pair != utf8.RuneError {
+			return pair, 12
+		}
+	}
+	return utf8.RuneError, 6
+}
+
+// hex4 reads the four hex digits at s[i:]: n is 4, 0 when s ends before
+// them, -1 at a byte that is no hex digit.
+func hex4(s string, i int) (r rune, n int) {
+	for k := i; k < i+4; k++ {
+		if k >= len(s) {
+			return 0, 0
+		}
+		v, ok := unhex(s[k])
 		if !ok {
-			return 0, false
+			return 0, -1
 		}
 		r = r<<4 | v
 	}
-	return r, true
+	return r, 4
 }
 
-// Unhex is the value of the hex digit c.
-func Unhex(c byte) (rune, bool) {
+// unhex is the value of the hex digit c.
+func unhex(c byte) (rune, bool) {
 	switch {
 	case c >= '0' && c <= '9':
 		return rune(c - '0'), true
@@ -209,10 +234,10 @@ func Unhex(c byte) (rune, bool) {
 	return 0, false
 }
 
-// Unescape is the byte the one-byte escape \e of a JSON string stands
+// unescape is the byte the one-byte escape \e of a JSON string stands
 // for (\n: a newline), ok false when e makes no such escape (\u is four
 // hex digits more).
-func Unescape(e byte) (c byte, ok bool) {
+func unescape(e byte) (c byte, ok bool) {
 	c = unescaped[e]
 	return c, c != 0
 }

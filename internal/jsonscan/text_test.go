@@ -176,3 +176,34 @@ func TestPlainRunNeverPassesAStop(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAppendUnescaped holds AppendUnescaped to encoding/json on every
+// valid literal of valid UTF-8 (invalid bytes are kept, where encoding/json
+// writes U+FFFD), and Escape, told that s is cut anywhere, to either its
+// answer on the whole literal or a request to wait for more.
+func FuzzAppendUnescaped(f *testing.F) {
+	f.Add(`caf\u00e9 \ud83d\ude00 \n\t\"\\\/\b\f\r`, uint8(9))
+	f.Add(`\ud83d\u0041 \ude00 \ud83d \ud83d\ud83d\ude00 \uDBFF\uDFFF`, uint8(7))
+	f.Add(`\ud83d`, uint8(3))
+	f.Add(`\ud83d\n`, uint8(7))
+	f.Fuzz(func(t *testing.T, lit string, cut uint8) {
+		var want string
+		if !utf8.ValidString(lit) || json.Unmarshal([]byte(`"`+lit+`"`), &want) != nil {
+			t.Skip()
+		}
+		if got := string(AppendUnescaped(nil, lit)); got != want {
+			t.Fatalf("AppendUnescaped(%q) = %q, want %q", lit, got, want)
+		}
+		i := strings.IndexByte(lit, '\\')
+		if i < 0 {
+			return
+		}
+		r, n := Escape(lit, i, false)
+		end := i + 1 + int(cut)%(len(lit)-i)
+		switch cr, cn := Escape(lit[:end], i, true); {
+		case cn == 0 && n > 0:
+		case cn != n || cr != r:
+			t.Fatalf("Escape(%q, %d) = %q, %d; cut at %d: %q, %d", lit, i, r, n, end, cr, cn)
+		}
+	})
+}
