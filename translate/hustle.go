@@ -99,8 +99,10 @@ func (h *Hustle) AppendTo(m *Meta, summary bool) {
 		return
 	}
 	// Each member and element is followed by a comma, the last one's
-	// replaced by the closing bracket.
-	b := make([]byte, 0, h.size())
+	// replaced by the closing bracket. held counts the elements and a
+	// comma after each datum; a kind's name and punctuation take at most
+	// 20 bytes more.
+	b := make([]byte, 0, h.held+16+20*len(hustleKinds))
 	b = append(b, '{')
 	for _, k := range h.order[:h.n] {
 		b = jsonscan.AppendString(b, hustleKinds[k])
@@ -121,17 +123,6 @@ func (h *Hustle) AppendTo(m *Meta, summary bool) {
 			m.Set(KeyStructuredResult, sr)
 		}
 	}
-}
-
-func (h *Hustle) size() int {
-	n := 16
-	for _, k := range h.kinds {
-		n += len(k) + 20
-	}
-	for _, e := range h.data {
-		n += len(e) + 1
-	}
-	return n
 }
 
 // kind is the element of one of hustleKinds, when it came.
