@@ -100,13 +100,7 @@ func (c *DataStreamConverter) keep(p []byte) {
 		c.skipping = true
 		return
 	}
-	if n := len(c.line) + len(p); n > cap(c.line) {
-		// grown no further than maxLine+1 bytes
-		grown := make([]byte, len(c.line), min(max(n, 2*cap(c.line), 256), c.maxLine+1))
-		copy(grown, c.line)
-		c.line = grown
-	}
-	c.line = append(c.line, p...)
+	c.line = appendBounded(c.line, p, c.maxLine+1)
 }
 
 // endLine converts the line kept, its end having come.

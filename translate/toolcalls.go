@@ -199,13 +199,7 @@ func (c *callEntry) add(text string) {
 		c.over = true
 		text = text[:room]
 	}
-	if n := len(c.args) + len(text); n > cap(c.args) {
-		// Grown as append would, but never past keepArgs.
-		grown := make([]byte, len(c.args), min(max(n, 2*cap(c.args), 32), keepArgs))
-		copy(grown, c.args)
-		c.args = grown
-	}
-	c.args = append(c.args, text...)
+	c.args = appendBounded(c.args, bytesView(text), keepArgs)
 }
 
 // clippedArgs returns c's arguments clipped to their longest prefix of at
