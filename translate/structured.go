@@ -152,8 +152,8 @@ func SplitStructuredReply(content string) (reply string, metadata []byte, ok boo
 	if strings.Contains(res.Raw, `\u`) || !utf8.ValidString(res.Raw) {
 		// gjson and encoding/json differ on broken surrogates and invalid
 		// UTF-8; the stream decoder follows encoding/json, and so does this.
-		var d ReplyStream
-		d.str(res.Raw, 1, rsSinkReply)
+		d := ReplyStream{state: rsReply}
+		d.str(res.Raw, 1)
 		d.materialise()
 		reply = string(d.out)
 	}
@@ -183,7 +183,6 @@ func appendStructuredMetadata(dst []byte, root gjson.Result) []byte {
 	dst = append(dst, `,"requires_user_action":`...)
 	dst = strconv.AppendBool(dst, action.Bool())
 	dst = append(dst, `,"entities":[`...)
-	n := 0
 	if entities.IsArray() {
 		entities.ForEach(func(_, e gjson.Result) bool {
 			var name, typ string
@@ -195,10 +194,9 @@ func appendStructuredMetadata(dst []byte, root gjson.Result) []byte {
 			default:
 				return true
 			}
-			if n > 0 {
+			if dst[len(dst)-1] != '[' { // not the first
 				dst = append(dst, ',')
 			}
-			n++
 			dst = append(dst, `{"name":`...)
 			dst = jsonscan.AppendString(dst, name)
 			dst = append(dst, `,"type":`...)
@@ -208,7 +206,6 @@ func appendStructuredMetadata(dst []byte, root gjson.Result) []byte {
 		})
 	}
 	dst = append(dst, `],"topics":[`...)
-	n = 0
 	if topics.IsArray() {
 		topics.ForEach(func(_, t gjson.Result) bool {
 			switch t.Type {
@@ -216,10 +213,9 @@ func appendStructuredMetadata(dst []byte, root gjson.Result) []byte {
 			default:
 				return true
 			}
-			if n > 0 {
+			if dst[len(dst)-1] != '[' {
 				dst = append(dst, ',')
 			}
-			n++
 			dst = jsonscan.AppendString(dst, valueAsString(t))
 			return true
 		})
@@ -298,12 +294,6 @@ const (
 	rsAfterValue               // after a top-level value
 	rsDone                     // nothing more to show: reply read or object closed
 	rsBroken                   // not JSON: nothing more to show
-)
-
-// sinks of the string decoder
-const (
-	rsSinkKey = iota
-	rsSinkReply
 )
 
 // NewReplyStream makes a decoder that keeps at most maxBytes of raw content
@@ -413,17 +403,18 @@ func (d *ReplyStream) keyStr(s string) {
 	d.klen += len(s)
 }
 
-func (d *ReplyStream) put(sink int, s string) {
-	if sink == rsSinkReply {
+// put puts decoded text into the string being read: the reply, or a key.
+func (d *ReplyStream) put(s string) {
+	if d.state == rsReply {
 		d.emitStr(s)
 	} else {
 		d.keyStr(s)
 	}
 }
 
-// putRune puts a decoded character into sink.
-func (d *ReplyStream) putRune(sink int, r rune) {
-	if sink == rsSinkReply {
+// putRune is put of a decoded character.
+func (d *ReplyStream) putRune(r rune) {
+	if d.state == rsReply {
 		d.materialise()
 		d.out = utf8.AppendRune(d.out, r)
 		return
@@ -460,7 +451,7 @@ func (d *ReplyStream) scan(s string, i int) string {
 			i++
 		case rsKey:
 			var closed bool
-			if i, closed = d.str(s, i, rsSinkKey); closed {
+			if i, closed = d.str(s, i); closed {
 				d.state = rsColon
 			}
 		case rsColon:
@@ -489,7 +480,7 @@ func (d *ReplyStream) scan(s string, i int) string {
 			i++
 		case rsReply:
 			var closed bool
-			if i, closed = d.str(s, i, rsSinkReply); closed {
+			if i, closed = d.str(s, i); closed {
 				d.state = rsDone
 			}
 		case rsNested:
@@ -519,11 +510,11 @@ func (d *ReplyStream) scan(s string, i int) string {
 	return string(d.out)
 }
 
-// str decodes a JSON string's characters from s[i:] into sink, up to and
+// str decodes a JSON string's characters from s[i:] (put), up to and
 // including the closing quote, as encoding/json does (jsonscan.Escape), and
 // each byte of invalid UTF-8 as U+FFFD. It returns where it stopped and
 // whether the string closed. What s cuts short is kept in tail.
-func (d *ReplyStream) str(s string, i int, sink int) (int, bool) {
+func (d *ReplyStream) str(s string, i int) (int, bool) {
 	for i < len(s) {
 		j := i
 		for j < len(s) {
@@ -542,7 +533,7 @@ func (d *ReplyStream) str(s string, i int, sink int) (int, bool) {
 			j += size
 		}
 		if j > i {
-			d.put(sink, s[i:j])
+			d.put(s[i:j])
 			i = j
 			continue
 		}
@@ -558,7 +549,7 @@ func (d *ReplyStream) str(s string, i int, sink int) (int, bool) {
 			d.ntail = copy(d.tail[:], s[i:])
 			return len(s), false
 		}
-		d.putRune(sink, r)
+		d.putRune(r)
 		i += n
 	}
 	return i, false
@@ -586,10 +577,6 @@ func (d *ReplyStream) resume(s string) int {
 	n := copy(b[:], d.tail[:d.ntail])
 	n += copy(b[n:], s)
 	t := strView(b[:n]) // read only here, as b is
-	sink := rsSinkKey
-	if d.state == rsReply {
-		sink = rsSinkReply
-	}
 	p := 0
 	for p < d.ntail {
 		r, size := char(t, p)
@@ -601,7 +588,7 @@ func (d *ReplyStream) resume(s string) int {
 			d.ntail = copy(d.tail[:], t[p:])
 			return len(s)
 		}
-		d.putRune(sink, r)
+		d.putRune(r)
 		p += size
 	}
 	p, d.ntail = p-d.ntail, 0
