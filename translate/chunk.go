@@ -65,9 +65,6 @@ func chunkHeadFrom(data []byte, def func() ChunkHead) ChunkHead {
 	return h
 }
 
-// IsZero reports whether h was never set.
-func (h ChunkHead) IsZero() bool { return h.id == nil }
-
 func (h ChunkHead) appendStart(dst []byte) []byte {
 	dst = append(dst, `data: {"id":`...)
 	dst = append(dst, h.id...)
@@ -139,9 +136,8 @@ func (h ChunkHead) metaEventLen(metaLen int) int {
 // (SPEC 4.3, meta_event chunk).
 func (h ChunkHead) AppendMeta(dst, meta []byte) []byte {
 	dst = h.appendStart(dst)
-	dst = append(dst, `,"choices":[],"meta":`...)
-	dst = append(dst, meta...)
-	return append(dst, "}\n\n"...)
+	dst = append(dst, `,"choices":[]`...)
+	return appendMetaEnd(dst, meta)
 }
 
 // AppendBareMeta appends the final meta event in the gateway contract's

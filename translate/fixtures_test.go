@@ -152,7 +152,7 @@ func TestUpstreamFixturesThroughSSERewriter(t *testing.T) {
 				if out != want {
 					t.Fatalf("%s: output differs (%d bytes, want %d)\n%s", chunkName(n), len(out), len(want), firstDiff(out, want))
 				}
-				if got := r.Meta().Tools(); !equalStrings(got, tools) {
+				if got := r.Reply().Meta.Tools(); !equalStrings(got, tools) {
 					t.Fatalf("%s: tools_used %q, want %q", chunkName(n), got, tools)
 				}
 				wantFinal := int64(0)

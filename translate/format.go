@@ -109,20 +109,18 @@ func DetectHeaders(kind RequestKind, h ReplyHeaders, convert bool) Format {
 // needed; end says the body has ended (decide on what there is). max is
 // max_event_bytes: past it, the body is not a protocol's.
 func DetectStart(f Format, held []byte, max int, end bool, convert bool) (Format, bool) {
-	if linesDecide(convert) {
-		if line, at, complete := firstLine(held); complete || end {
-			// A first line that does not end within max bytes is no part,
-			// however the body came in pieces (a start of it past max
-			// decides below).
-			within := at+len(line) <= max
-			if (complete || len(line) > 0) && within {
-				if f, ok := lineProtocol(line, convert); ok {
-					return f, true
-				}
+	if line, at, complete := firstLine(held); complete || end {
+		// A first line that does not end within max bytes is no part,
+		// however the body came in pieces (a start of it past max decides
+		// below).
+		within := at+len(line) <= max
+		if (complete || len(line) > 0) && within {
+			if f, ok := lineProtocol(line, convert); ok {
+				return f, true
 			}
-			if f == FormatSniffPlain && (complete || len(line) > 0) {
-				return FormatOther, true
-			}
+		}
+		if f == FormatSniffPlain && (complete || len(line) > 0) {
+			return FormatOther, true
 		}
 	}
 	if f == FormatSniffPlain {
@@ -227,17 +225,6 @@ func firstLine(b []byte) (line []byte, at int, complete bool) {
 		at++
 	}
 	return nil, at, false
-}
-
-// linesDecide reports whether a protocol recognised by its first line
-// (startsLine) may claim a body.
-func linesDecide(convert bool) bool {
-	for _, p := range protocols {
-		if p.startsLine != nil && (convert || !p.needsConvert) {
-			return true
-		}
-	}
-	return false
 }
 
 // lineProtocol returns the format of the protocol whose first line line

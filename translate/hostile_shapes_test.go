@@ -159,7 +159,7 @@ var hostileShapes = []hostileShape{
 	}, func(in []byte) { RewriteJSONReply(in, nil, JSONOptions{Structured: true}) }},
 	{"json/reply_content_parts", 1000, func(n int) []byte {
 		return []byte(`{"choices":[{"message":{"content":[` + rep(n, ",", func(i int) string { return `{"type":"text","text":"p` + num(i) + `"}` }) + `]}}]}`)
-	}, func(in []byte) { ReplyContent(in) }},
+	}, func(in []byte) { replyContent(in) }},
 	{"json/meta_object_merge", 1000, func(n int) []byte {
 		return []byte(`{` + rep(n, ",", func(i int) string { return `"k` + num(i%700) + `":{"v":` + num(i) + `}` }) + `}`)
 	}, func(in []byte) {

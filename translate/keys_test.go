@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -8,10 +9,14 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-func TestStartsObject(t *testing.T) {
-	for s, want := range map[string]bool{``: false, `{`: true, " \t\r\n{": true, ` [`: false, `x{`: false, "\v{": false} {
-		if got := startsObject([]byte(s)); got != want {
-			t.Errorf("startsObject(%q) = %v", s, got)
+// An event's data is read when it is a JSON object, its first byte after
+// JSON white space '{': a Responses stream opens (SPEC 11.1) at its first.
+func TestEventObjectStart(t *testing.T) {
+	for data, object := range map[string]bool{`{}`: true, " \t{} ": true, `[{}]`: false, `"{}"`: false, "\v{}": false, ``: false} {
+		r := NewSSERewriter(io.Discard, SSEOptions{MaxEvent: 1 << 10, Protocol: FormatResponses}, nil)
+		_, _ = r.Write([]byte("data:" + data + "\n\n"))
+		if r.opened != object {
+			t.Errorf("data %q: opened %v", data, r.opened)
 		}
 	}
 }

@@ -181,10 +181,10 @@ func TestUpstreamCostInReplies(t *testing.T) {
 	}
 	stream := contentEv("x") + ev(`{`+upHead+`,"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"cost":0.0123}}`) + doneEv
 	_, r := rewrite(t, stream, 0, finalMetaOn, nil)
-	cost(t, "chat stream", r.Meta(), "0.0123")
+	cost(t, "chat stream", &r.Reply().Meta, "0.0123")
 	resp := rEv("response.completed", `,"response":{"id":"r","output":[],"usage":{"input_tokens":1,"output_tokens":1,"cost":0.0123}}`)
 	_, r = rewrite(t, resp, 0, responsesOpts(), nil)
-	cost(t, "responses stream", r.Meta(), "0.0123")
+	cost(t, "responses stream", &r.Reply().Meta, "0.0123")
 
 	hustle := "0:\"x\"\n2:[{\"type\":\"token_usage\",\"tokensIn\":1,\"tokensOut\":2,\"costUsd\":0.0042}]\n"
 	_, rep := convertThroughRewriter(t, hustle, 0, func(out io.Writer, o ConvertOptions) io.WriteCloser {
@@ -218,8 +218,8 @@ func TestUpstreamCostOrder(t *testing.T) {
 	stream := contentEv("x") + ev(`{`+upHead+`,"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"cost":0.0123}}`) + doneEv
 	opts := finalMetaOn
 	opts.Reply = header()
-	if _, r := rewrite(t, stream, 0, opts, nil); string(r.Meta().Get(KeyCost)) != "0.0123" {
-		t.Fatalf("header then usage.cost (stream): %s", r.Meta().Get(KeyCost))
+	if _, r := rewrite(t, stream, 0, opts, nil); string(r.Reply().Meta.Get(KeyCost)) != "0.0123" {
+		t.Fatalf("header then usage.cost (stream): %s", r.Reply().Meta.Get(KeyCost))
 	}
 	rep := header()
 	var w recWriter

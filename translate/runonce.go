@@ -8,15 +8,6 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// ReplyContent finds the reply text of a JSON reply by the edge function's
-// field order (SPEC 6.1).
-func ReplyContent(body []byte) string {
-	if t, found := replyText(gjson.Parse(strView(body))); found {
-		return t
-	}
-	return NoResponse
-}
-
 // replyText finds the text of a chat-completion-like JSON reply, and
 // whether there was any.
 func replyText(root gjson.Result) (string, bool) {

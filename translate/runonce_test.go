@@ -6,7 +6,18 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
+
+// replyContent finds the reply text of a JSON reply by the edge function's
+// field order (SPEC 6.1): replyText on any body.
+func replyContent(body []byte) string {
+	if t, found := replyText(gjson.Parse(string(body))); found {
+		return t
+	}
+	return NoResponse
+}
 
 func TestReplyContentFieldOrder(t *testing.T) {
 	cases := []struct{ name, body, want string }{
@@ -35,8 +46,8 @@ func TestReplyContentFieldOrder(t *testing.T) {
 		{"escapes decoded", `{"content":"caf\u00e9 \"q\"\n"}`, "café \"q\"\n"},
 	}
 	for _, c := range cases {
-		if got := ReplyContent([]byte(c.body)); got != c.want {
-			t.Errorf("%s: ReplyContent = %q, want %q", c.name, got, c.want)
+		if got := replyContent([]byte(c.body)); got != c.want {
+			t.Errorf("%s: replyContent = %q, want %q", c.name, got, c.want)
 		}
 	}
 }
@@ -229,7 +240,7 @@ func TestRunOnceThroughRewriter(t *testing.T) {
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
-		got := RunOnceJSON(col.Content(), r.Meta(), "")
+		got := RunOnceJSON(col.Content(), &r.Reply().Meta, "")
 		if want := `{"content":"It is 4.","meta":{"tools_used":["calculator"],"prompt_trimmed_to":10}}`; string(got) != want {
 			t.Fatalf("%s: %s", chunkName(n), got)
 		}

@@ -30,15 +30,17 @@ type SSETailHandler interface {
 // a partial event from one Feed to the next. Memory stays bounded by max: an
 // event that grows past it is handed on piece by piece as it arrives.
 //
-// The zero value is not usable; set Max (or use NewSSESplitter).
+// The zero value is not usable; set Max.
 type SSESplitter struct {
 	Max int
 
 	buf      []byte // bytes of the event being read
 	lineLen  int    // bytes of the current line so far, terminator excluded
 	skipLF   bool   // the last byte was CR: a LF right after it is part of it
-	eventCR  bool   // that CR ended an event: its LF is the event's tail
 	oversize bool   // the current event outgrew Max and is being passed on
+	// eventCR: that CR ended the last event handed on (or being handed
+	// on), and a LF that starts the next Feed is that event's tail.
+	eventCR bool
 
 	// What the current event's lines say of its data, read as the lines
 	// are found (EventData's reading), so that the handler need not look
@@ -52,7 +54,10 @@ type SSESplitter struct {
 	hinted    bool // Event is being given such an event
 
 	// at is where the event being handed to Event starts in the Feed's
-	// input, -1 when it is the splitter's own buffer (InputOffset).
+	// input, -1 when it was carried over from an earlier Feed (it is then
+	// in the splitter's buffer, reused after the call): a handler that
+	// keeps a slice of the input till the Feed's end knows by it what it
+	// holds, without comparing addresses.
 	at int
 
 	// halted is set by a handler that has what it wanted (eventGrab):
@@ -61,9 +66,6 @@ type SSESplitter struct {
 	// again.
 	halted bool
 }
-
-// NewSSESplitter returns a splitter for events of at most max bytes.
-func NewSSESplitter(max int) *SSESplitter { return &SSESplitter{Max: max} }
 
 // Feed splits p, calling h for every event it completes. Events that lie
 // wholly inside p are handed over without a copy.
@@ -186,18 +188,6 @@ func (s *SSESplitter) Data() (data []byte, ok, known bool) {
 	return s.data, s.dataLines == 1, true
 }
 
-// InputOffset returns, during a call of Event, where the event starts in
-// the input of the Feed that completed it, -1 when it was carried over
-// from an earlier Feed (it is then in the splitter's buffer, reused after
-// the call). A handler that keeps a slice of the input till the Feed's end
-// knows by it what it holds, without comparing addresses.
-func (s *SSESplitter) InputOffset() int { return s.at }
-
-// AwaitingLF reports whether the last event handed on (or being handed on)
-// ended with a CR that was the last byte fed: a LF may still come, at the
-// start of the next Feed, to complete its line break.
-func (s *SSESplitter) AwaitingLF() bool { return s.eventCR }
-
 // keep holds the unfinished tail of an event, or passes it on once the event
 // is too large to hold.
 func (s *SSESplitter) keep(rest []byte, h SSEHandler) {
@@ -223,24 +213,12 @@ func (s *SSESplitter) keep(rest []byte, h SSEHandler) {
 }
 
 // Close ends the stream: an unterminated last event is handed on as an event
-// (the end of the stream ends it). It reports whether there was one.
-func (s *SSESplitter) Close(h SSEHandler) bool {
-	defer s.reset()
-	if s.oversize {
-		return false
+// (the end of the stream ends it), and the splitter is ready for another.
+func (s *SSESplitter) Close(h SSEHandler) {
+	if !s.oversize && len(s.buf) > 0 {
+		s.at = -1
+		h.Event(s.buf)
 	}
-	if len(s.buf) == 0 {
-		return false
-	}
-	s.at = -1
-	h.Event(s.buf)
-	return true
-}
-
-// Pending reports whether part of an event has been read but not handed on.
-func (s *SSESplitter) Pending() bool { return len(s.buf) > 0 }
-
-func (s *SSESplitter) reset() {
 	s.buf = s.buf[:0]
 	s.dataLines, s.data, s.dataBOM = 0, nil, false
 	s.lineLen = 0

@@ -76,7 +76,7 @@ func (r *SSERewriter) completeCR(raw []byte) {
 	}
 	r.flushPending()
 	r.write(lf)
-	r.dropLF = r.split.AwaitingLF()
+	r.dropLF = r.split.eventCR
 }
 
 var lf = []byte{'\n'}
@@ -86,18 +86,10 @@ var lf = []byte{'\n'}
 // upstream may still send.
 func (r *SSERewriter) eventEnd() string {
 	end := r.openEventEnd()
-	if end != "" && end[0] == '\n' && r.tailByte() == '\r' && r.lastRaw && r.split.AwaitingLF() {
+	if end != "" && end[0] == '\n' && r.ntail > 0 && r.tail[2] == '\r' && r.lastRaw && r.split.eventCR {
 		r.dropLF = true
 	}
 	return end
-}
-
-// tailByte is the last byte written, 0 before any.
-func (r *SSERewriter) tailByte() byte {
-	if r.ntail == 0 {
-		return 0
-	}
-	return r.tail[2]
 }
 
 // openEventEnd returns the line ends that make the output written so far

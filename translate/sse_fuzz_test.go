@@ -52,7 +52,7 @@ func FuzzSSESplitter(f *testing.F) {
 		if max == 0 {
 			max = len(in) + 1 // no event is oversize
 		}
-		s := NewSSESplitter(max)
+		s := &SSESplitter{Max: max}
 		var h splitRec
 		for _, p := range fuzzPieces(in, pattern) {
 			s.Feed(p, &h)
@@ -149,8 +149,8 @@ func FuzzSSERewriterToolCalls(f *testing.F) {
 			if out != want {
 				t.Fatalf("no meta event, but the output differs\n got %q\nwant %q", out, want)
 			}
-			if !r.Meta().Empty() {
-				t.Fatalf("meta %s collected but not written", r.Meta().JSON())
+			if !r.Reply().Meta.Empty() {
+				t.Fatalf("meta %s collected but not written", r.Reply().Meta.JSON())
 			}
 			return
 		}

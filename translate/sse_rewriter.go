@@ -132,9 +132,6 @@ func NewSSERewriter(out io.Writer, opts SSEOptions, meta *Meta) *SSERewriter {
 	return r
 }
 
-// Meta is the meta collected so far.
-func (r *SSERewriter) Meta() *Meta { return &r.reply.Meta }
-
 // Reply is the record the stream is read into.
 func (r *SSERewriter) Reply() *Reply { return r.reply }
 
@@ -221,11 +218,11 @@ func (r *SSERewriter) Event(raw []byte) {
 		r.act(raw, r.dialect.doneEvent())
 		return
 	}
-	if !startsObject(data) {
-		r.emitRaw(raw)
+	s := strView(data)
+	if i := jsonscan.Space(s, 0); i == len(s) || s[i] != '{' {
+		r.emitRaw(raw) // no JSON object
 		return
 	}
-	s := strView(data)
 	if r.opensAtFirst && !r.opened {
 		// Its first JSON object: a body that ends inside the first event
 		// was never a stream of the protocol (SPEC 4's first event).
@@ -293,17 +290,14 @@ func (r *SSERewriter) noteError(s string, keys keySet) {
 
 // errorEvent reads an error event of SPEC 4.3: a data object with an error
 // (an object, or a string), a type of error, or an object of error (vLLM's
-// mid-stream error). Its message is error.message, else error when a
-// string, else errorText, else message.
+// mid-stream error), told as a stream's first event is (readFirstEvent: an
+// object cut short inside is no event, SPEC 11.1). Its message is
+// error.message, else error when a string, else errorText, else message.
 func errorEvent(s string) (string, bool) {
-	e := gjson.Get(s, "error")
-	isErr := e.IsObject() || e.Type == gjson.String
-	if !isErr && !isStr(gjson.Get(s, "type"), "error") && !isStr(gjson.Get(s, "object"), "error") {
+	if !readFirstEvent(bytesView(s)).isErr {
 		return "", false
 	}
-	if !jsonscan.Valid(s) {
-		return "", false // cut short inside: no event (SPEC 11.1)
-	}
+	e := gjson.Get(s, "error")
 	if m := e.Get("message"); m.Type == gjson.String {
 		return m.Str, true
 	}
@@ -319,21 +313,6 @@ func errorEvent(s string) (string, bool) {
 		return e.Raw, true
 	}
 	return "upstream error", true
-}
-
-// isStr reports whether v is the string want.
-func isStr(v gjson.Result, want string) bool { return v.Type == gjson.String && v.Str == want }
-
-// startsObject reports whether the first byte after JSON white space is '{'.
-func startsObject(data []byte) bool {
-	for _, c := range data {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		}
-		return c == '{'
-	}
-	return false
 }
 
 // EventTail implements SSETailHandler: the LF of the last event's CRLF,
@@ -364,22 +343,18 @@ func (r *SSERewriter) Oversize(p []byte, first bool) {
 
 // appendSJSONString appends s as a JSON string the way sjson writes a string
 // value: as it is between quotes when that is valid JSON, else as
-// encoding/json marshals it.
+// encoding/json marshals it (HTML characters escaped, invalid UTF-8 as
+// U+FFFD, U+2028 and U+2029 escaped).
 func appendSJSONString(buf []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < ' ' || c > 0x7f || c == '"' || c == '\\' {
-			return appendMarshalString(buf, s)
+			return jsonscan.AppendStringHTML(buf, s)
 		}
 	}
 	buf = append(buf, '"')
 	buf = append(buf, s...)
 	return append(buf, '"')
 }
-
-// appendMarshalString appends what json.Marshal(s) returns, without its
-// allocations: HTML characters escaped, invalid UTF-8 as U+FFFD, U+2028 and
-// U+2029 escaped.
-func appendMarshalString(dst []byte, s string) []byte { return jsonscan.AppendStringHTML(dst, s) }
 
 // onlyKey reports whether the JSON object s has no key but key.
 func onlyKey(s, key string) bool {
@@ -415,9 +390,6 @@ func (r *SSERewriter) emitOwn(b []byte) {
 	r.ownFrom = 0
 }
 
-// emit queues the untouched event the splitter is handing on (raw).
-func (r *SSERewriter) emit(raw []byte) { r.emitAt(raw, r.split.InputOffset()) }
-
 // emitAt queues untouched bytes b, which start at offset at of the
 // caller's buffer (-1: they are not in it). Bytes that follow each other
 // in the caller's buffer are written together; anything else goes out at
@@ -446,10 +418,10 @@ func (r *SSERewriter) emitCopy(b []byte) {
 	r.write(b)
 }
 
-// emitRaw queues an upstream event that goes out as it came (emit); in a
-// CRLF stream a last CR gets its LF (completeCR).
+// emitRaw queues the upstream event the splitter is handing on, which goes
+// out as it came; in a CRLF stream a last CR gets its LF (completeCR).
 func (r *SSERewriter) emitRaw(raw []byte) {
-	r.emit(raw)
+	r.emitAt(raw, r.split.at)
 	r.completeCR(raw)
 }
 

@@ -135,8 +135,8 @@ func TestSSERewriterPassthrough(t *testing.T) {
 			if out != in {
 				t.Fatalf("%s %s: output differs\n got %q\nwant %q", name, chunkName(n), out, in)
 			}
-			if stats.FinalMeta != 0 || !r.Meta().Empty() {
-				t.Fatalf("%s %s: final meta %d, meta %s", name, chunkName(n), stats.FinalMeta, r.Meta().JSON())
+			if stats.FinalMeta != 0 || !r.Reply().Meta.Empty() {
+				t.Fatalf("%s %s: final meta %d, meta %s", name, chunkName(n), stats.FinalMeta, r.Reply().Meta.JSON())
 			}
 		}
 	}
@@ -424,7 +424,7 @@ func TestSSERewriterFinalMetaOff(t *testing.T) {
 		if out != in || stats.FinalMeta != 0 {
 			t.Fatalf("%s: %q", chunkName(n), out)
 		}
-		if got := r.Meta().Tools(); !equalStrings(got, []string{"t"}) {
+		if got := r.Reply().Meta.Tools(); !equalStrings(got, []string{"t"}) {
 			t.Fatalf("meta still collected: %q", got)
 		}
 	}
@@ -487,7 +487,7 @@ func TestSSERewriterToolNames(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			for _, n := range chunkSizes() {
 				out, r := rewrite(t, c.in+doneEv, n, finalMetaOn, nil)
-				if got := r.Meta().Tools(); !equalStrings(got, c.want) {
+				if got := r.Reply().Meta.Tools(); !equalStrings(got, c.want) {
 					t.Fatalf("%s: tools %q, want %q", chunkName(n), got, c.want)
 				}
 				if len(c.want) == 0 {
@@ -729,8 +729,8 @@ func TestSSERewriterLargeEvent(t *testing.T) {
 	if out.n != size+len(tail)+len(meta) || !bytes.Equal(out.h.Sum(nil), wantHash.Sum(nil)) {
 		t.Fatalf("output %d bytes, want %d; hash equal: %v", out.n, size+len(tail)+len(meta), bytes.Equal(out.h.Sum(nil), wantHash.Sum(nil)))
 	}
-	if got := r.Meta().Tools(); !equalStrings(got, []string{"after"}) || r.Meta().Has("x") {
-		t.Fatalf("the oversize event was inspected: %s", r.Meta().JSON())
+	if got := r.Reply().Meta.Tools(); !equalStrings(got, []string{"after"}) || r.Reply().Meta.Has("x") {
+		t.Fatalf("the oversize event was inspected: %s", r.Reply().Meta.JSON())
 	}
 	if stats.Oversize != 1 || warns != 1 {
 		t.Fatalf("oversize %d, warnings %d", stats.Oversize, warns)
@@ -761,9 +761,6 @@ func (w *hashWriter) Write(p []byte) (int, error) {
 
 func TestChunkBuilders(t *testing.T) {
 	h := NewChunkHead("chatcmpl-1", 1733000000, "gpt-4o-mini")
-	if h.IsZero() || !(ChunkHead{}).IsZero() {
-		t.Fatal("IsZero")
-	}
 	check := func(name, got, want string) {
 		t.Helper()
 		if got != want {

@@ -91,11 +91,11 @@ func normalizeSplitCRLF(evs [][]byte) [][]byte {
 
 // feedSplitter feeds in to s in pieces of n bytes (n <= 0: at once), each
 // through a buffer that is overwritten after the Feed, then closes s.
-func feedSplitter(s *SSESplitter, h *splitRec, in []byte, n int, check func()) bool {
-	return feedSplitterSizes(s, h, in, func() int { return n }, check)
+func feedSplitter(s *SSESplitter, h *splitRec, in []byte, n int, check func()) {
+	feedSplitterSizes(s, h, in, func() int { return n }, check)
 }
 
-func feedSplitterSizes(s *SSESplitter, h *splitRec, in []byte, size func() int, check func()) bool {
+func feedSplitterSizes(s *SSESplitter, h *splitRec, in []byte, size func() int, check func()) {
 	buf := make([]byte, len(in))
 	for len(in) > 0 {
 		k := size()
@@ -115,14 +115,14 @@ func feedSplitterSizes(s *SSESplitter, h *splitRec, in []byte, size func() int, 
 		}
 		in = in[k:]
 	}
-	return s.Close(h)
+	s.Close(h)
 }
 
 // wholeEvents is the reference: the events of the whole input fed at once
 // to a splitter with no practical limit.
 func wholeEvents(in []byte) [][]byte {
 	var h splitRec
-	s := NewSSESplitter(len(in) + 1)
+	s := &SSESplitter{Max: len(in) + 1}
 	s.Feed(in, &h)
 	s.Close(&h)
 	var evs [][]byte
@@ -177,7 +177,7 @@ func TestSSESplitterEvents(t *testing.T) {
 	for _, c := range cases {
 		for _, n := range chunkSizes() {
 			var h splitRec
-			feedSplitter(NewSSESplitter(1<<20), &h, []byte(c.in), n, nil)
+			feedSplitter(&SSESplitter{Max: 1 << 20}, &h, []byte(c.in), n, nil)
 			evs, _ := h.events(t)
 			evs = normalizeSplitCRLF(evs)
 			got := make([]string, len(evs))
@@ -208,7 +208,7 @@ func TestSSESplitterCRLFAcrossFeeds(t *testing.T) {
 		{{"data: a\r", nil}, {"\rdata: b\n\n", []string{"data: a\r\r", "data: b\n\n"}}},
 	}
 	for i, steps := range cases {
-		s := NewSSESplitter(1 << 10)
+		s := &SSESplitter{Max: 1 << 10}
 		var h splitRec
 		for _, st := range steps {
 			before := len(h.items)
@@ -225,19 +225,17 @@ func TestSSESplitterCRLFAcrossFeeds(t *testing.T) {
 }
 
 func TestSSESplitterClose(t *testing.T) {
-	s := NewSSESplitter(64)
+	s := &SSESplitter{Max: 64}
 	var h splitRec
 	s.Feed([]byte("data: a\n\ndata: b"), &h)
-	if !s.Pending() {
-		t.Fatal("Pending() = false with a partial event")
+	if len(s.buf) == 0 {
+		t.Fatal("nothing pending with a partial event")
 	}
-	if !s.Close(&h) {
-		t.Fatal("Close() = false with a partial event")
-	}
+	s.Close(&h)
 	if len(h.items) != 2 || string(h.items[1].raw) != "data: b" || h.items[1].oversize {
 		t.Fatalf("items %+v", h.items)
 	}
-	if s.Pending() || s.Close(&h) || len(h.items) != 2 {
+	if s.Close(&h); len(s.buf) != 0 || len(h.items) != 2 {
 		t.Fatal("Close did not reset the splitter")
 	}
 	// Reusable after Close, with no state left over (not even a CR).
@@ -252,15 +250,15 @@ func TestSSESplitterClose(t *testing.T) {
 	}
 	// Nothing pending: Close hands on nothing.
 	var h2 splitRec
-	s2 := NewSSESplitter(64)
+	s2 := &SSESplitter{Max: 64}
 	s2.Feed([]byte("data: a\n\n"), &h2)
-	if s2.Pending() || s2.Close(&h2) || len(h2.items) != 1 {
+	if s2.Close(&h2); len(h2.items) != 1 {
 		t.Fatal("Close with nothing pending")
 	}
 }
 
 func TestSSESplitterZeroCopy(t *testing.T) {
-	s := NewSSESplitter(1 << 10)
+	s := &SSESplitter{Max: 1 << 10}
 	var h splitRec
 	in := []byte("data: a\n\ndata: b\n\n: c\n\n")
 	h.in = in
@@ -279,7 +277,7 @@ func TestSSESplitterChunkingInvariant(t *testing.T) {
 		ref := wholeEvents(in)
 		for _, max := range []int{1 << 20, 64, 16, 1} {
 			run := func(name string, size func() int) {
-				s := NewSSESplitter(max)
+				s := &SSESplitter{Max: max}
 				var h splitRec
 				feedSplitterSizes(s, &h, in, size, func() {
 					if len(s.buf) > max {
@@ -325,7 +323,7 @@ func TestSSESplitterLimitBoundary(t *testing.T) {
 	over := "data: " + strings.Repeat("x", max-7) + "\n\n"
 	for _, n := range chunkSizes() {
 		var h splitRec
-		feedSplitter(NewSSESplitter(max), &h, []byte(exact+over+exact), n, nil)
+		feedSplitter(&SSESplitter{Max: max}, &h, []byte(exact+over+exact), n, nil)
 		evs, ov := h.events(t)
 		if len(evs) != 3 || ov[0] || !ov[1] || ov[2] {
 			t.Fatalf("%s: oversize flags %v for %q", chunkName(n), ov, evs)
@@ -351,7 +349,7 @@ func TestSSESplitterOversizeMemoryBounded(t *testing.T) {
 	const max = 1 << 20
 	const total = 10 << 20
 	const feed = 64 << 10
-	s := NewSSESplitter(max)
+	s := &SSESplitter{Max: max}
 	var h countHandler
 	buf := make([]byte, feed)
 	copy(buf, "data: ")
@@ -381,7 +379,7 @@ func TestSSESplitterOversizeMemoryBounded(t *testing.T) {
 	if maxLen > max || maxCap > 2*max {
 		t.Fatalf("buffer grew to len %d cap %d (max %d, feed %d)", maxLen, maxCap, max, feed)
 	}
-	if s.Pending() {
+	if len(s.buf) != 0 {
 		t.Fatal("pending after the last event")
 	}
 }
@@ -508,7 +506,7 @@ func TestSSESplitterEventDataStable(t *testing.T) {
 		}
 		for _, n := range chunkSizes() {
 			var h splitRec
-			feedSplitter(NewSSESplitter(1<<20), &h, []byte(c), n, nil)
+			feedSplitter(&SSESplitter{Max: 1 << 20}, &h, []byte(c), n, nil)
 			var got []string
 			for _, it := range h.items {
 				if d, ok, _ := EventData(it.raw, nil); ok {

@@ -1,7 +1,5 @@
 package translate
 
-const utf8BOM = "\xEF\xBB\xBF"
-
 // StartWatch follows the bytes held while the format of a text/plain or
 // text/event-stream body is still unknown (SPEC 4: its first line or event
 // decides, DetectStart), and tells the caller when looking at them again
@@ -29,7 +27,7 @@ func (w *StartWatch) Worth(p []byte, f Format) bool {
 	look := w.seen+len(p) <= 8
 	for i, c := range p {
 		eol := c == '\r' || c == '\n'
-		if pos := w.seen + i; pos < len(utf8BOM) && c == utf8BOM[pos] && w.nonBlank == 0 {
+		if pos := w.seen + i; pos < len(bom) && c == bom[pos] && w.nonBlank == 0 {
 			continue // a leading BOM is not part of the first line
 		}
 		switch {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -98,7 +99,7 @@ func FuzzStructuredSplice(f *testing.F) {
 func TestMarshalString(t *testing.T) {
 	for _, s := range []string{"", "plain", "\b\f\x01<>&\u2028\u2029\xff\"\\é", "\xe2\x80", "日本語 \t\n\r"} {
 		want, _ := json.Marshal(s)
-		if got := appendMarshalString(nil, s); !bytes.Equal(got, want) {
+		if got := jsonscan.AppendStringHTML(nil, s); !bytes.Equal(got, want) {
 			t.Errorf("%q: got %s, want %s", s, got, want)
 		}
 	}
@@ -108,7 +109,7 @@ func FuzzMarshalString(f *testing.F) {
 	f.Add("\b\f<é\xff")
 	f.Fuzz(func(t *testing.T, s string) {
 		want, _ := json.Marshal(s)
-		if got := appendMarshalString(nil, s); !bytes.Equal(got, want) {
+		if got := jsonscan.AppendStringHTML(nil, s); !bytes.Equal(got, want) {
 			t.Fatalf("%q: got %s, want %s", s, got, want)
 		}
 	})
