@@ -309,9 +309,10 @@ func (c chatDialect) noteEnd(s string, data []byte) {
 }
 
 // appendInterrupted is the chat stream's error event for a stream cut
-// short (SPEC 11.1): its meta went in the final meta event before it.
+// short (SPEC 11.1; chat SSE, both conversions, the edge stream): its meta
+// went in the final meta event before it.
 func (c chatDialect) appendInterrupted(dst, _ []byte) []byte {
-	return appendChatInterrupted(dst)
+	return append(dst, `data: {"error":{"message":"`+InterruptedMessage+`","type":"upstream_interrupted","code":null}}`+"\n\n"...)
 }
 
 // noChoices reports whether a chunk's choices is an empty array.

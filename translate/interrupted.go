@@ -27,13 +27,6 @@ type interruptMarker interface {
 	appendInterrupted(dst, meta []byte) []byte
 }
 
-// appendChatInterrupted appends the chat stream's error event for a
-// stream cut short (chat SSE, both conversions, the edge stream).
-func appendChatInterrupted(dst []byte) []byte {
-	dst = append(dst, `data: {"error":{"message":"`+InterruptedMessage+`","type":"upstream_interrupted","code":null}}`...)
-	return append(dst, "\n\n"...)
-}
-
 // appendMetaEnd ends an error event's data object, with ,"meta":META
 // when meta is not nil, and the event.
 func appendMetaEnd(dst, meta []byte) []byte {

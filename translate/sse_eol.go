@@ -81,21 +81,10 @@ func (r *SSERewriter) completeCR(raw []byte) {
 
 var lf = []byte{'\n'}
 
-// eventEnd returns what ends the output written so far with a blank line
-// (openEventEnd), and notes when its LF completes a CR whose LF the
-// upstream may still send.
+// eventEnd returns the line ends that make the output written so far end
+// with a blank line: "" when it does (or nothing was written). A CR last
+// written gets its LF first, whatever comes next from the upstream.
 func (r *SSERewriter) eventEnd() string {
-	end := r.openEventEnd()
-	if end != "" && end[0] == '\n' && r.ntail > 0 && r.tail[2] == '\r' && r.lastRaw && r.split.eventCR {
-		r.dropLF = true
-	}
-	return end
-}
-
-// openEventEnd returns the line ends that make the output written so far
-// end with a blank line: "" when it does (or nothing was written). A CR
-// last written gets its LF first, whatever comes next from the upstream.
-func (r *SSERewriter) openEventEnd() string {
 	t := r.tail[3-r.ntail:]
 	n := len(t)
 	if n == 0 {
@@ -111,6 +100,9 @@ func (r *SSERewriter) openEventEnd() string {
 		k--
 	}
 	blank := k == 0 || t[k-1] == '\n' || t[k-1] == '\r'
+	if last == '\r' && r.lastRaw && r.split.eventCR {
+		r.dropLF = true // the upstream may still send the LF written here
+	}
 	switch {
 	case last == '\r' && blank:
 		return "\n" // the blank line's CR, completed
