@@ -2,7 +2,6 @@ package httpmeta
 
 import (
 	"strings"
-	"unsafe"
 
 	"github.com/llm-meta/llm_meta/translate"
 )
@@ -60,17 +59,10 @@ func (v *View) end() {
 		cost:    rep.Cost,
 		hasCost: rep.HasCost,
 		cut:     rep.Interrupted,
-		model:   v.keepModel(rep.Model), // the record's memory is used again
+		// A copy (the record's memory is used again), in the View's own
+		// memory when it fits.
+		model: translate.StringIn(v.modelBuf[:], rep.Model),
 	}
-}
-
-// keepModel is a copy of model, in the View's own memory when it fits.
-func (v *View) keepModel(model string) string {
-	if len(model) > len(v.modelBuf) {
-		return strings.Clone(model)
-	}
-	n := copy(v.modelBuf[:], model)
-	return unsafe.String(&v.modelBuf[0], n)
 }
 
 // Mode is what the handler did with the reply.

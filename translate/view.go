@@ -1,8 +1,11 @@
 package translate
 
-import "unsafe"
+import (
+	"strings"
+	"unsafe"
+)
 
-// The one place translate lets a string and a byte slice share memory.
+// The one place the module lets a string and a byte slice share memory.
 // It earns its place on the hot path: reading a body or an event with
 // gjson and the jsonscan walks takes a string, and a copy of each would be
 // an allocation per event and per reply, where BenchmarkProtocolPassthrough
@@ -24,6 +27,18 @@ func strView(b []byte) string {
 		return ""
 	}
 	return unsafe.String(&b[0], len(b))
+}
+
+// StringIn is s copied into buf and viewed there, or a copy of its own when
+// it does not fit: for a caller that keeps a short string past the memory
+// it came from, in memory of its own it allocates anyway (httpmeta's View
+// keeps an ended exchange's model so: TestReplyModelCostsNoAllocation).
+// buf must not be written while the string is in use.
+func StringIn(buf []byte, s string) string {
+	if len(s) > len(buf) {
+		return strings.Clone(s)
+	}
+	return strView(buf[:copy(buf, s)])
 }
 
 // bytesView is s as bytes, without a copy: they must not be written.

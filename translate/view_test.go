@@ -20,6 +20,13 @@ func TestViews(t *testing.T) {
 	if v := bytesView(s); string(v) != "abc" || &v[0] != &b[0] || len(v) != 3 {
 		t.Fatal("bytesView copies or changes its string")
 	}
+	buf := make([]byte, 4)
+	if s := StringIn(buf, "abc"); s != "abc" || unsafe.StringData(s) != &buf[0] {
+		t.Fatal("StringIn does not view its buffer")
+	}
+	if s := StringIn(buf, "abcde"); s != "abcde" || string(buf) != "abc\x00" {
+		t.Fatal("StringIn writes past its buffer")
+	}
 	checkMetaViews(t, []string{"a", "b", "a", strings.Repeat("n", 300), "c"})
 	var r Reply
 	r.setModel("gpt-4o")
@@ -31,11 +38,15 @@ func TestViews(t *testing.T) {
 
 // FuzzViews: the tool names a Meta hands out (views of its comma-joined
 // text) stay what they were when more names are added, past every growth
-// of the text, and after Reset.
+// of the text, and after Reset; StringIn reads what it was given.
 func FuzzViews(f *testing.F) {
 	f.Add("get_weather,search,get_weather," + strings.Repeat("x", 100))
 	f.Add(",,a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r,s,t")
 	f.Fuzz(func(t *testing.T, names string) {
+		var buf [48]byte
+		if s := StringIn(buf[:], names); s != names {
+			t.Fatalf("StringIn(%q) = %q", names, s)
+		}
 		checkMetaViews(t, strings.Split(names, ","))
 	})
 }
