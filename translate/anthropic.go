@@ -30,13 +30,14 @@ var anthropicProtocol = protocol{
 	events:       func(w *SSERewriter) eventDialect { return &anthropicDialect{w: w, block: -1} },
 	json: &jsonProtocol{
 		// A JSON reply with "type":"message".
-		topKeys: []string{"type"},
+		paths: []string{"type"},
 		is: func(t jsonTop) bool {
 			o, ok := t.str("type")
 			return ok && o == "message"
 		},
-		read:  readMessage,
-		items: "content",
+		read: readMessage,
+		// Content blocks, by their type (anthropicToolOf).
+		tools: []string{"content.*.type", "content.*.name"},
 		// A tool block's type ends in tool_use.
 		mayBeTool: func(rawType string) bool { return strings.HasSuffix(rawType, `tool_use"`) },
 		toolOf:    anthropicToolOf,

@@ -20,9 +20,15 @@ var chatProtocol = protocol{
 	format: &FormatSSE,
 	// No request, first event or JSON reply is told as chat: what no other
 	// protocol claims is (RequestKindOf, DetectStart, readJSONReply).
-	events:    newChatDialect,
-	keys:      []string{"tool_calls", "function_call", "name", "usage"},
-	usage:     &chatUsage,
+	events: newChatDialect,
+	keys:   []string{"tool_calls", "function_call", "name", "usage"},
+	usage:  &chatUsage,
+	json: &jsonProtocol{
+		// The names of message.tool_calls[*].function.name of each choice,
+		// then its message.function_call.name (SPEC 4.2).
+		tools: []string{"choices.*.message.tool_calls.#.function.name", "choices.*.message.function_call.name"},
+		paths: []string{"choices.*.meta"}, // whether a choice has a meta (readChat)
+	},
 	jsonCalls: readChatCalls,
 }
 
@@ -437,33 +443,15 @@ func (r *SSERewriter) chatChunks() bool {
 
 // readChat reads a chat completion by its index, and returns the indices
 // of the choices with a meta: the choices' meta only when the index saw a
-// nested one, the tool names from the index (by a walk when there were
-// more than it holds).
-func readChat(s string, x *jsonIndex, rep *Reply) (choiceMeta []int) {
-	meta := &rep.Meta
-	if x.flags&idxNestedMeta != 0 {
-		if v, end, ok := x.value(s, topChoices); ok {
-			choiceMeta = mergeChoiceMetas(gjson.Parse(s[v:end]), meta)
+// choice's meta, then what every protocol's index reading reads.
+func readChat(s string, x *jsonIndex, rep *Reply, opts *JSONOptions) (choiceMeta []int) {
+	j := chatProtocol.json
+	if x.seen&(1<<j.nodes[0]) != 0 {
+		if v, end, ok := x.value(s, topSlotOf("choices")); ok {
+			choiceMeta = mergeChoiceMetas(gjson.Parse(s[v:end]), &rep.Meta)
 		}
 	}
-	if v, end, ok := x.value(s, topMeta); ok && s[v] == '{' {
-		meta.mergeResult(gjson.Parse(s[v:end]))
-	}
-	if x.flags&idxManyTools != 0 {
-		if v, ok := x.at(s, topChoices); ok {
-			walkToolNames(s, v, meta)
-		}
-	} else {
-		for _, r := range x.refs[:x.nrefs] {
-			if r.kind != refChat {
-				continue
-			}
-			if name, ok := strAt(s, r.v); ok {
-				meta.AddTool(name)
-			}
-		}
-	}
-	rep.readUsageIndexed(s, x, &chatUsage)
+	j.readIndexed(s, x, rep, opts)
 	return choiceMeta
 }
 

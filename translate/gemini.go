@@ -51,7 +51,7 @@ var geminiProtocol = protocol{
 	events:       func(w *SSERewriter) eventDialect { return &geminiDialect{w: w} },
 	keys:         geminiKeys[:],
 	json: &jsonProtocol{
-		topKeys: []string{"candidates", "promptFeedback", "choices"},
+		paths: []string{"candidates", "promptFeedback", "choices"},
 		is: func(t jsonTop) bool {
 			return (t.kind("candidates") == '[' || t.kind("promptFeedback") == '{') && t.kind("choices") == 0
 		},

@@ -8,240 +8,243 @@ import (
 
 // jsonIndex is what the pass that validates a JSON reply (scanJSON) learns
 // of it on the way, so that reading the reply needs no second pass over
-// it: where the top-level members that the protocols read begin, where the
-// counts of the usage object begin, and the tools the reply names, as a
-// chat completion (choices[*].message.tool_calls[*].function.name,
-// choices[*].message.function_call.name), and the items of the top-level
-// members the protocols name their tools in (jsonProtocol.items: a
-// Responses object's output, an Anthropic message's content) would name
-// them: which protocol it is shows only at the end (its top level).
+// it. It knows no protocol: it records what the protocols ask for, each
+// as paths in its own file (jsonProtocol's paths and tools, the usage
+// names of usage.go), read into a tree of nodes at registration
+// (addJSONPath). A path is member names from the top
+// level, "*" for each element of an array or value of an object (gjson's
+// ForEach), "#" for each element of an array only (gjson's #):
 //
-// Each is found as gjson's Get and ForEach would find it (the first member
-// of a name, the first one through which a path leads), as the walks of
-// walks of json_walk.go and json_read.go do, which FuzzJSONReplyParts holds them
-// to. A key written with escapes is compared as its text, as gjson
-// compares it. More tools than refs holds are flagged (idxManyTools): they
-// are then found by the walks.
+//   - every top-level member a path names is recorded (top), and the
+//     usage counts of every protocol (usage.go), by their slot;
+//   - the members under an element ("*", "#") are recorded for each
+//     element: at its close, an element whose first path (its key) led
+//     to a string goes into refs, with the value of its second path, in
+//     document order (a protocol's tools).
+//
+// Each is found as gjson's Get and ForEach would find it: a member a path
+// ends at, or one that holds a list, is the first of its name (in its
+// element); an object a path leads through is read at each copy, as Get
+// goes on to the next copy when a path does not lead through one; a
+// top-level member is the first of its name. FuzzRewriteJSONReplyEquiv
+// holds this to gjson. A key written with escapes is compared as its
+// text, as gjson compares it.
 type jsonIndex struct {
-	// top holds, for each topKey, where the value of the first top-level
-	// member of that name starts (just past its colon); 0: none.
-	top   [maxTopKeys]int
-	flags uint8
+	// top holds, for each top slot, where the value of the first
+	// top-level member of that name starts (just past its colon); 0: none.
+	top [maxTopKeys]int
+	// vals holds, for each slot of a member below the top level, where
+	// its value starts (for an element's, the element being read).
+	vals [maxSlots]int
+	// done: the nodes found in the element being read (of each node that
+	// is the first of its name); seen: the nodes found anywhere.
+	done, seen uint64
 
-	// role of each open container by depth (1: the root), the deeper ones
-	// having none.
+	// role of each open container by depth (1: the root): its node, 0
+	// for one not read (deeper ones have none).
 	role [8]uint8
-	// key is what the value of the member just read is to the reading
-	// (a k* constant), at depth keyDepth.
+	// key is the node of the member just read, at depth keyDepth.
 	key      uint8
 	keyDepth int
-	// topAt is the top slot of the top-level member read last, itemsTop
-	// that of the items container being read.
-	topAt, itemsTop int
 
-	// The choice being read: its message's tool_calls and function_call
-	// found (tcDone, fcDone), where its function_call's name starts; and
-	// whether the call being read has its function's name.
-	tcDone, fcDone, callFound bool
-	fcName                    int
-	// The item (output item, content block) being read: where its first
-	// type and name start, and whether its type may name a tool.
-	itemType, itemName int
-	itemTool           bool
-
-	// usage holds where each count of the usage object starts (a
-	// usageSlot), 0: none.
-	usage [maxUsageSlots]int
-
-	refs  [24]toolRef
-	nrefs int
+	// The refs: the first ones in few, without an allocation; every one
+	// in more once there are more than few holds.
+	few  [24]toolRef
+	nfew int
+	more []toolRef
 }
 
-// toolRef is a tool the index found: a chat tool name, or an item (the
-// start of its type and of its name, 0: none) of a protocol's items.
+// toolRef is an element the index found: its node, and where the values
+// of its key and of its second path start (0: none).
 type toolRef struct {
-	kind    uint8 // refChat, or the top slot of the items' container
+	node    uint8
 	v, name int
 }
 
-const refChat = 0xff
-
-// The top-level members every JSON reply is read by; the protocols'
-// topKeys and items get the slots after these (registerTopKeys).
-const (
-	topID = iota
-	topModel
-	topMeta
-	topUsage
-	topChoices
-	topFixed
-	maxTopKeys = 16
-)
-
-// topNames holds the name of each top slot (the value: 1 + the slot).
-var (
-	topNames = func() (t jsonscan.Names) {
-		for i, k := range [...]string{topID: "id", topModel: "model", topMeta: "meta", topUsage: "usage", topChoices: "choices"} {
-			t.Add(k, i+1)
-		}
-		return t
-	}()
-	// topRole is the role of the value of each top-level member.
-	topRole = [maxTopKeys]uint8{topChoices: inChoices, topUsage: inUsage}
-	// itemsMayBeTool is, for an items slot, its protocol's mayBeTool.
-	itemsMayBeTool [maxTopKeys]func(rawType string) bool
-)
-
-// maxIndexedKey bounds the length of the names the index looks for.
-const maxIndexedKey = 40
-
-// indexedName panics, at registration, on a name longer than
-// maxIndexedKey.
-func indexedName(k string) string {
-	if len(k) > maxIndexedKey {
-		panic("translate: a key longer than maxIndexedKey: " + k)
+// refs returns the elements found, in document order.
+func (x *jsonIndex) refs() []toolRef {
+	if x.more != nil {
+		return x.more
 	}
-	return k
+	return x.few[:x.nfew]
 }
+
+// ref adds an element. Past what few holds, the refs grow with the reply:
+// a ref per element whose key is a string, so at most a few times the
+// reply's own size, which is bounded, and no second pass over the reply.
+func (x *jsonIndex) ref(r toolRef) {
+	if x.more == nil && x.nfew < len(x.few) {
+		x.few[x.nfew] = r
+		x.nfew++
+		return
+	}
+	if x.more == nil {
+		x.more = append(make([]toolRef, 0, 4*len(x.few)), x.few[:]...)
+	}
+	x.more = append(x.more, r)
+}
+
+// jsonNode is a node of the tree of paths.
+type jsonNode struct {
+	// Its member children by name: in kids (their nodes in kid),
+	// compared inline, while it has no more than kids holds, as most
+	// nodes; then all in names (1 + their node), a table lookup.
+	kids      [2]string
+	kid       [2]uint8
+	names     *jsonscan.Names
+	members   bool  // it has member children
+	each      uint8 // the node of each element ("*", "#"), 0 when none
+	arrayOnly bool  // "#": only an array's elements
+	elem      bool  // an element of a list
+	first     bool  // only its first member counts (recorded, or a list)
+	top       bool  // a top-level member, recorded in top
+	keyOf     uint8 // the element whose key it is, 0 when none
+	slot      int   // its slot in top or vals; for an element, of its key
+	slot2     int   // an element's second path's slot, 0: none
+	may       func(raw string) bool
+	scope     uint64 // an element's: the nodes found once in it
+}
+
+// child returns the node of n's member named k, 0 when none.
+func (n *jsonNode) child(k string) uint8 {
+	if n.names == nil {
+		switch k {
+		case n.kids[0]:
+			return n.kid[0]
+		case n.kids[1]:
+			return n.kid[1]
+		}
+		return 0
+	}
+	if c, ok := n.names.Get(k); ok {
+		return uint8(c - 1)
+	}
+	return 0
+}
+
+// addChild gives n a member child named k and returns its node.
+func (n *jsonNode) addChild(k string) uint8 {
+	n.members = true
+	c := newNode()
+	for i, name := range n.kids {
+		if name == "" && n.names == nil {
+			n.kids[i], n.kid[i] = k, c
+			return c
+		}
+	}
+	if n.names == nil {
+		n.names = new(jsonscan.Names)
+		for i, name := range n.kids {
+			n.names.Add(name, int(n.kid[i])+1)
+		}
+	}
+	n.names.Add(k, int(c)+1)
+	return c
+}
+
+const (
+	rootNode   = 1
+	maxNodes   = 64 // the bits of jsonIndex.done
+	maxTopKeys = 16
+	maxSlots   = 32
+	// maxIndexedKey bounds the length of the names the index looks for.
+	maxIndexedKey = 40
+)
+
+var (
+	// nodes is the tree, indexed by a uint8 (no bounds to check); node 0
+	// is none.
+	nodes    [256]jsonNode
+	numNodes = rootNode + 1
+	topKeys  []string // the top-level names, in their order
+	slots    = 1      // vals' slots taken (0: none)
+)
+
+// The top-level members every JSON reply is read by (SPEC 4.1, 9.1, 9.2).
+var topID, topModel, topMeta, topUsage = addTopKey("id"), addTopKey("model"), addTopKey("meta"), addTopKey("usage")
+
+// addTopKey gives k a top slot, when it has none, and returns it.
+func addTopKey(k string) int { return nodes[addJSONPath(k, nil)].slot }
 
 // topSlotOf is the top slot named k, or -1.
 func topSlotOf(k string) int {
-	v, _ := topNames.Get(k)
-	return v - 1
+	c := nodes[rootNode].child(k)
+	if c == 0 {
+		return -1
+	}
+	return nodes[c].slot
 }
 
-// addTopKey gives k a top slot, when it has none, and returns it.
-func addTopKey(k string) int {
-	if i := topSlotOf(k); i >= 0 {
-		return i
-	}
-	if topNames.Len() == maxTopKeys {
-		panic("translate: more top-level keys than maxTopKeys")
-	}
-	return topNames.Add(indexedName(k), topNames.Len()+1) - 1
-}
-
-// registerTopKeys gives a JSON protocol's top-level keys their slots, and
-// its items their role.
-func registerTopKeys(j *jsonProtocol) {
-	for _, k := range j.topKeys {
-		addTopKey(k)
-	}
-	if j.items == "" {
-		return
-	}
-	i := addTopKey(j.items)
-	if topRole[i] != inNone {
-		panic("translate: two protocols name their items " + j.items)
-	}
-	may := j.mayBeTool
-	if may == nil {
-		may = func(string) bool { return true }
-	}
-	j.itemsTop, topRole[i], itemsMayBeTool[i] = i, inItems, may
-}
-
-// jsonIndex flags.
-const (
-	idxNestedMeta = 1 << iota // a choice has a "meta" member (choices[i].meta)
-	idxManyTools              // more tools than refs holds
-)
-
-// Roles of containers: what reading the reply makes of them.
-const (
-	inNone         = iota
-	inRoot         // the reply
-	inChoices      // the first top-level choices
-	inChoice       // an object in it
-	inMessage      // a message of a choice, read for its tools
-	inToolCalls    // the message's first tool_calls
-	inCall         // an object in it
-	inFunction     // a call's function, read for its name
-	inFuncCall     // a message's function_call, read for its name
-	inItems        // the first top-level member a protocol names its tools' items in
-	inItem         // an object in it
-	inUsage        // the first top-level usage
-	inDetailsFirst // a usage object's prompt_tokens_details, …: inDetailsFirst + its detail*
-)
-
-// What the value of a member is to the reading (jsonIndex.key): the role
-// of the container it opens, or a string to look at.
-const (
-	kNone     = iota
-	kToolName = inDetailsFirst + maxDetails + iota // a call's function name
-	kItemType                                      // an item's first type
-)
-
-// The counts of the usage objects the protocols name (protocol.usage),
-// each in a slot of the index's: a count at the usage object's top level
-// (usageNamesTop), or a member of a details object there
-// (usageNamesDetail), registered by registerUsage.
-const (
-	maxUsageSlots = 16
-	maxDetails    = 6
-)
-
-var (
-	// usageNamesTop maps a member of a usage object to 1 + its slot, or
-	// to -(1 + the details object it is).
-	usageNamesTop    jsonscan.Names
-	usageNamesDetail [maxDetails]jsonscan.Names // a details object's members: 1 + slot
-	usageSlotCount   int
-)
-
-// registerUsage gives each count of a protocol's usage names its slot.
-func registerUsage(n *usageNames) {
-	n.slots = make([]int, len(n.paths))
-	for i, path := range n.paths {
-		top, member, detail := path, "", false
-		if j := strings.IndexByte(path, '.'); j >= 0 {
-			top, member, detail = path[:j], indexedName(path[j+1:]), true
-		}
-		indexedName(top)
-		v, ok := usageNamesTop.Get(top)
-		if ok && (v < 0) != detail {
-			panic("translate: usage member " + top + " is a count and a details object")
-		}
-		if !detail {
-			if !ok {
-				v = usageNamesTop.Add(top, newUsageSlot())
+// addJSONPath puts path (dotted, see jsonIndex) in the tree and returns
+// the node it ends at. may, for the key of an element, says which raw
+// string values of it (quotes included) make a ref; one with an escape
+// may spell any. It panics, at registration, on a tree past its bounds.
+func addJSONPath(path string, may func(raw string) bool) uint8 {
+	n, elem := uint8(rootNode), uint8(0)
+	for part := range strings.SplitSeq(path, ".") {
+		if part == "*" || part == "#" {
+			if nodes[n].each == 0 {
+				if nodes[n].members || n == rootNode {
+					panic("translate: a path's object is also a list: " + path)
+				}
+				e := newNode()
+				nodes[n].each, nodes[n].arrayOnly, nodes[n].first = e, part == "#", true
+				nodes[e].elem, nodes[e].slot = true, -1
 			}
-			n.slots[i] = v - 1
+			n = nodes[n].each
+			elem = n
 			continue
 		}
-		if !ok {
-			d := usageDetailCount()
-			if d == maxDetails {
-				panic("translate: more usage details objects than maxDetails")
+		if len(part) > maxIndexedKey {
+			panic("translate: a key longer than maxIndexedKey: " + part)
+		}
+		if nodes[n].each != 0 {
+			panic("translate: a path's list is also an object: " + path)
+		}
+		c := nodes[n].child(part)
+		if c == 0 {
+			c = nodes[n].addChild(part)
+			if n == rootNode {
+				nodes[c].top, nodes[c].first, nodes[c].slot = true, true, len(topKeys)
+				if topKeys = append(topKeys, part); len(topKeys) > maxTopKeys {
+					panic("translate: more top-level keys than maxTopKeys")
+				}
 			}
-			v = usageNamesTop.Add(top, -(d + 1))
 		}
-		t := &usageNamesDetail[-v-1]
-		s, ok := t.Get(member)
-		if !ok {
-			s = t.Add(member, newUsageSlot())
+		n = c
+		if elem != 0 {
+			nodes[elem].scope |= 1 << n
 		}
-		n.slots[i] = s - 1
 	}
-}
-
-// newUsageSlot returns 1 + a new slot.
-func newUsageSlot() int {
-	if usageSlotCount == maxUsageSlots {
-		panic("translate: more usage counts than maxUsageSlots")
+	leaf := &nodes[n]
+	if leaf.top || leaf.slot != 0 || leaf.each != 0 {
+		return n // recorded already
 	}
-	usageSlotCount++
-	return usageSlotCount
-}
-
-// usageDetailCount is how many details objects are registered.
-func usageDetailCount() (n int) {
-	for _, v := range usageNamesTop.Values() {
-		if v < 0 {
-			n++
+	if slots == maxSlots {
+		panic("translate: more paths than maxSlots")
+	}
+	leaf.first, leaf.slot = true, slots
+	slots++
+	if elem != 0 {
+		e := &nodes[elem]
+		switch {
+		case e.slot < 0:
+			e.slot, leaf.keyOf, leaf.may = leaf.slot, elem, may
+		case e.slot2 == 0:
+			e.slot2 = leaf.slot
+		default:
+			panic("translate: more than two paths in an element: " + path)
 		}
 	}
 	return n
+}
+
+func newNode() uint8 {
+	if numNodes == maxNodes {
+		panic("translate: more JSON paths than maxNodes allows")
+	}
+	numNodes++
+	return uint8(numNodes - 1)
 }
 
 // scanJSON is jsonscan.Valid of a JSON reply that fills in x in the same
@@ -254,7 +257,14 @@ func scanJSON(s string, x *jsonIndex) bool {
 // top level) whose value starts at v or after white space, and returns
 // whether its value is to be looked at (str) if a string.
 func (x *jsonIndex) member(key string, v, depth int, esc bool) (wantString bool) {
-	x.key = kNone
+	x.key = 0
+	if depth > len(x.role) {
+		return false
+	}
+	n := &nodes[x.role[depth-1]]
+	if !n.members {
+		return false // a list's members are its elements (push)
+	}
 	k := key[1 : len(key)-1]
 	if esc {
 		// Spelt with escapes: compared as its text. An escape spells at
@@ -262,160 +272,101 @@ func (x *jsonIndex) member(key string, v, depth int, esc bool) (wantString bool)
 		// maxIndexedKey: a longer key names none.
 		var buf [6 * maxIndexedKey]byte
 		if len(k) > len(buf) {
-			return
+			return false
 		}
 		k = strView(jsonscan.AppendUnescaped(buf[:0], k))
 	}
-	if depth == 1 {
-		t := topSlotOf(k)
-		if t < 0 || x.top[t] != 0 {
-			return
-		}
-		x.top[t] = v
-		x.key, x.keyDepth, x.topAt = topRole[t], 1, t
-		return
+	c := n.child(k)
+	if c == 0 {
+		return false
 	}
-	if depth > len(x.role) {
-		return
-	}
-	x.keyDepth = depth
-	switch r := x.role[depth-1]; r {
-	case inChoice:
-		if k == "meta" {
-			x.flags |= idxNestedMeta
+	cn := &nodes[c]
+	if cn.first {
+		bit := uint64(1) << c
+		if x.done&bit != 0 {
+			return false
 		}
-		if k == "message" { // read while its tool_calls or function_call is not found
-			x.key = inMessage
-		}
-	case inMessage:
+		x.done |= bit
+		x.seen |= bit
 		switch {
-		case k == "tool_calls" && !x.tcDone:
-			x.tcDone = true
-			x.key = inToolCalls
-		case k == "function_call" && !x.fcDone:
-			x.key = inFuncCall
-		}
-	case inCall:
-		if k == "function" && !x.callFound {
-			x.key = inFunction
-		}
-	case inFunction:
-		if k == "name" && !x.callFound {
-			x.callFound = true
-			x.key = kToolName
-		}
-	case inFuncCall:
-		if k == "name" && !x.fcDone {
-			x.fcDone, x.fcName = true, v
-		}
-	case inItem:
-		if k == "type" && x.itemType == 0 {
-			x.itemType = v
-			x.key = kItemType
-		} else if k == "name" && x.itemName == 0 {
-			x.itemName = v
-		}
-	case inUsage:
-		if n, ok := usageNamesTop.Get(k); ok && n > 0 && x.usage[n-1] == 0 {
-			x.usage[n-1] = v
-		} else if ok && n < 0 {
-			x.key = uint8(inDetailsFirst - n - 1)
-		}
-	default:
-		if r >= inDetailsFirst && r < inDetailsFirst+maxDetails {
-			if n, ok := usageNamesDetail[r-inDetailsFirst].Get(k); ok && x.usage[n-1] == 0 {
-				x.usage[n-1] = v
-			}
+		case cn.top:
+			x.top[cn.slot] = v
+		case cn.keyOf != 0:
+			x.key, x.keyDepth = c, depth
+			return true // recorded when a string (str)
+		case cn.slot > 0:
+			x.vals[cn.slot] = v
 		}
 	}
-	return x.key >= kToolName
+	x.key, x.keyDepth = c, depth
+	return false
 }
 
-// push records a container opened at depth d with bracket c: its role,
+// push records a container opened at depth d with bracket c: its node,
 // from its parent's and the member it is the value of. What a container
-// of no role holds is not read, only validated; only a choice's and an
-// item's close is read (pop).
+// of no node holds is not read, only validated; only an element's close is
+// read (pop).
 func (x *jsonIndex) push(d int, c byte) jsonscan.Want {
 	if d > len(x.role) {
 		return jsonscan.Nothing
 	}
 	if d == 1 {
-		x.role[0] = inRoot
+		x.role[0] = rootNode
 		return jsonscan.Members
 	}
 	var r uint8
-	switch parent := x.role[d-2]; {
-	case parent == inChoices || parent == inToolCalls || parent == inItems:
-		// Their elements (or, in an object, its values: gjson's ForEach
-		// visits both alike).
+	switch parent := &nodes[x.role[d-2]]; {
+	case parent.each != 0:
+		// A list: its elements (or, in an object, its values: gjson's
+		// ForEach visits both alike) that are objects.
 		if c == '{' {
-			r = elementRole[parent]
+			r = parent.each
 		}
-	case x.keyDepth == d-1 && x.key != kNone && x.key < kToolName:
+	case x.keyDepth == d-1 && x.key != 0:
 		r = x.key
-		if wantArray := r == inToolCalls; (c == '[') != wantArray && !(r == inChoices || r == inItems) {
-			r = inNone
-		}
-		if r == inItems {
-			x.itemsTop = x.topAt
+		switch n := &nodes[r]; {
+		case n.each != 0:
+			if c == '{' && n.arrayOnly {
+				r = 0
+			}
+		case c == '[' || !n.members:
+			r = 0
 		}
 	}
-	x.key = kNone
+	x.key = 0
 	x.role[d-1] = r
-	switch r {
-	case inNone:
+	if r == 0 {
 		return jsonscan.Nothing
-	case inChoice:
-		x.tcDone, x.fcDone, x.fcName = false, false, 0
-		return jsonscan.WithClose
-	case inCall:
-		x.callFound = false
-	case inItem:
-		x.itemType, x.itemName, x.itemTool = 0, 0, false
-		return jsonscan.WithClose
+	}
+	if e := &nodes[r]; e.elem {
+		// An element: what is found in it starts anew; its close is read
+		// when it has a key.
+		x.done &^= e.scope
+		if e.slot > 0 {
+			x.vals[e.slot], x.vals[e.slot2] = 0, 0
+			return jsonscan.WithClose
+		}
 	}
 	return jsonscan.Members
 }
 
-// elementRole is the role of an object element of a container.
-var elementRole = [inDetailsFirst]uint8{inChoices: inChoice, inToolCalls: inCall, inItems: inItem}
-
-// pop records the close of a choice or an item at depth d: a choice's
-// function_call name, an item that may name a tool, go into refs.
+// pop records the close of an element at depth d: when its key was found,
+// it goes into refs.
 func (x *jsonIndex) pop(d int) {
-	switch x.role[d-1] {
-	case inChoice:
-		if x.fcName != 0 {
-			x.ref(refChat, x.fcName, 0)
-		}
-	case inItem:
-		if x.itemTool {
-			x.ref(uint8(x.itemsTop), x.itemType, x.itemName)
-		}
+	r := x.role[d-1]
+	if e := &nodes[r]; x.vals[e.slot] != 0 {
+		x.ref(toolRef{r, x.vals[e.slot], x.vals[e.slot2]})
 	}
 }
 
-// str looks at the string value raw (quotes included) at v of the member
-// just read.
+// str looks at the string value raw (quotes included) at v of an
+// element's key, just read.
 func (x *jsonIndex) str(raw string, v int) {
-	switch x.key {
-	case kToolName:
-		x.ref(refChat, v, 0)
-	case kItemType:
-		// Whether the item's type may name a tool, by its protocol; one
-		// with an escape may spell any.
-		x.itemTool = itemsMayBeTool[x.itemsTop](raw) || strings.IndexByte(raw, '\\') >= 0
+	n := &nodes[x.key]
+	if n.may == nil || n.may(raw) || strings.IndexByte(raw, '\\') >= 0 {
+		x.vals[n.slot] = v
 	}
-	x.key = kNone
-}
-
-func (x *jsonIndex) ref(kind uint8, v, name int) {
-	if x.nrefs == len(x.refs) {
-		x.flags |= idxManyTools
-		return
-	}
-	x.refs[x.nrefs] = toolRef{kind, v, name}
-	x.nrefs++
+	x.key = 0
 }
 
 // at returns where the value of top-level member t starts, ok false when
@@ -435,7 +386,17 @@ func (x *jsonIndex) value(s string, t int) (v, end int, ok bool) {
 	return v, jsonscan.SkipValue(s, v), true
 }
 
-// str returns the value of top-level member t when it is a string.
+// span returns the bounds of the value recorded in slot i of vals, end 0
+// when none.
+func (x *jsonIndex) span(s string, i int) (v, end int) {
+	if x.vals[i] == 0 {
+		return 0, 0
+	}
+	v = jsonscan.Space(s, x.vals[i])
+	return v, jsonscan.SkipValue(s, v)
+}
+
+// topStr returns the value of top-level member t when it is a string.
 func (x *jsonIndex) topStr(s string, t int) (string, bool) {
 	v, ok := x.at(s, t)
 	if !ok {

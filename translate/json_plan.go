@@ -251,31 +251,16 @@ func (p *JSONReplyParts) Pieces(dst [][]byte) [][]byte {
 // WriteTo writes the rewritten reply to w, piece by piece, and returns
 // the number of bytes written.
 func (p *JSONReplyParts) WriteTo(w io.Writer) (int64, error) {
-	if p.whole != nil {
-		n, err := w.Write(p.whole)
-		return int64(n), err
-	}
+	var buf [2*maxPartsCuts + 1][]byte
 	var total int64
-	write := func(b []byte) error {
-		if len(b) == 0 {
-			return nil
-		}
+	for _, b := range p.Pieces(buf[:0]) {
 		n, err := w.Write(b)
 		total += int64(n)
-		return err
-	}
-	last := 0
-	body := p.plan.body
-	for _, c := range p.plan.cuts() {
-		if err := write(body[last:c.from]); err != nil {
+		if err != nil {
 			return total, err
 		}
-		if err := write(c.add); err != nil {
-			return total, err
-		}
-		last = c.to
 	}
-	return total, write(body[last:])
+	return total, nil
 }
 
 // AppendTo appends the rewritten reply to dst.

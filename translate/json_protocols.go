@@ -6,31 +6,49 @@ import (
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
 )
 
-// jsonProtocol is the reading of a protocol's JSON replies that carry the
-// meta as a top-level key (the Responses object, the Anthropic message):
-// is recognises one by its top level; read reads the reply into the record
-// the general way (gjson: its text for run-once, keys with escapes). A
-// protocol that names items (items, mayBeTool, toolOf) and a usage reading
-// is also read by the index of the pass that validated the reply
-// (readIndexed). The chat completion, which no protocol claims, has rules
-// of its own (json_reply.go: choices' meta, structured replies).
+// jsonProtocol is the reading of a protocol's JSON replies, declared in the
+// protocol's file: is recognises one by its top level (nil for chat, which
+// takes what no other protocol claims); read reads the reply into the
+// record the general way (gjson: its text for run-once, keys with
+// escapes). A protocol with tools and a usage reading is also read by the
+// index of the pass that validated the reply (readIndexed), which records
+// what its paths and tools name (json_index.go).
 type jsonProtocol struct {
 	proto *protocol // set at registration
 
-	// topKeys are the top-level members is reads: the index records them.
-	topKeys []string
-	is      func(t jsonTop) bool
-	read    func(root gjson.Result, rep *Reply, text bool)
+	// paths are the members its reading asks the index for: the top-level
+	// members is reads, and others it reads itself (nodes: where the
+	// index found each, registration).
+	paths []string
+	nodes []uint8
+	is    func(t jsonTop) bool
+	read  func(root gjson.Result, rep *Reply, text bool)
 
-	// items is the top-level member whose items name the tools (SPEC 4.4,
-	// 4.5): the index records, of each item whose type's JSON text (quotes
-	// included) mayBeTool, where its type and name are; toolOf says the
-	// tool an item's type names. Without items the reply is read by read.
-	items     string
-	mayBeTool func(rawType string) bool
-	toolOf    func(t string) (tool string, byName bool)
+	// tools are the paths of the elements that name its tools (SPEC 4.2,
+	// 4.4, 4.5): of each element, the first path leads to its key, the
+	// second, if any, to its name. An element whose key is a string that
+	// mayBeTool (its JSON text, quotes included; nil: any) names the tool
+	// toolOf says (nil: the key is the tool), or, byName, its name.
+	tools     []string
+	mayBeTool func(rawKey string) bool
+	toolOf    func(key string) (tool string, byName bool)
 
-	itemsTop int // the top slot of items (registration)
+	elems uint64 // the index's nodes of its tools' elements (registration)
+}
+
+// registerJSON puts what a protocol's JSON reading asks for in the index's
+// tree: its tools first (an element's key is its first path), then its
+// paths.
+func registerJSON(j *jsonProtocol) {
+	for _, path := range j.tools {
+		n := addJSONPath(path, j.mayBeTool)
+		if e := nodes[n].keyOf; e != 0 {
+			j.elems |= 1 << e
+		}
+	}
+	for _, path := range j.paths {
+		j.nodes = append(j.nodes, addJSONPath(path, nil))
+	}
 }
 
 // jsonTop is a JSON reply's top level as a protocol's is reads it: where
@@ -55,7 +73,7 @@ func (t *jsonTop) at(key string) (int, bool) {
 }
 
 // str returns the value of the first top-level member key when it is a
-// string. key must be one of the protocol's topKeys.
+// string. key must be one of the protocol's paths.
 func (t jsonTop) str(key string) (string, bool) {
 	v, ok := t.at(key)
 	if !ok {
@@ -66,7 +84,7 @@ func (t jsonTop) str(key string) (string, bool) {
 
 // kind returns the first byte of the value of the first top-level member
 // key ('{', '[', '"', 't', …), 0 when there is none. key must be one of
-// the protocol's topKeys.
+// the protocol's paths.
 func (t jsonTop) kind(key string) byte {
 	v, ok := t.at(key)
 	if !ok {
@@ -79,7 +97,7 @@ func (t jsonTop) kind(key string) byte {
 // completion (SPEC 4 table: the protocols in registration order).
 func jsonProtocolOf(t jsonTop) *jsonProtocol {
 	for _, p := range protocols {
-		if j := p.json; j != nil && j.is(t) {
+		if j := p.json; j != nil && j.is != nil && j.is(t) {
 			return j
 		}
 	}
@@ -87,30 +105,70 @@ func jsonProtocolOf(t jsonTop) *jsonProtocol {
 }
 
 // indexable reports whether the index records what readIndexed reads.
-func (p *jsonProtocol) indexable() bool { return p.items != "" && p.proto.usage != nil }
+func (p *jsonProtocol) indexable() bool { return p.tools != nil }
 
-// readIndexed reads a reply of the protocol by its index, in the order of
-// read (readHead, then the items), without its text: the usage and its
-// cost, the reply's own meta, the items' tools.
+// readIndexed reads a reply of the protocol by its index, without its
+// text: its id (only for who reads it: the end hook, OpenClaw's run id) and
+// model (SPEC 9.2, 11.2), its own meta, its tools, its usage and cost.
 func (p *jsonProtocol) readIndexed(s string, x *jsonIndex, rep *Reply, opts *JSONOptions) {
-	readIDModel(s, x, rep, opts)
-	rep.readUsageIndexed(s, x, p.proto.usage)
+	if opts.BeforeEnd != nil {
+		id, _ := x.topStr(s, topID)
+		rep.setID(id)
+	}
+	model, _ := x.topStr(s, topModel)
+	rep.setModel(model)
 	if v, end, ok := x.value(s, topMeta); ok && s[v] == '{' {
 		rep.Meta.mergeResult(gjson.Parse(s[v:end]))
 	}
-	if x.flags&idxManyTools != 0 {
-		if v, ok := x.at(s, p.itemsTop); ok {
-			walkToolItems(s, v, &rep.Meta, p.toolOf)
+	for _, r := range x.refs() {
+		if p.elems&(1<<r.node) != 0 {
+			p.addTool(s, r.v, r.name, &rep.Meta)
 		}
+	}
+	if n := p.proto.usage; n != nil && x.top[topUsage] != 0 {
+		var c [maxSlots]usageCount
+		k := len(n.slots) - 1
+		for i := 0; i < k; i++ {
+			if f, ok := x.number(s, n.slots[i]); ok {
+				c[i].n, c[i].ok = countOf(f)
+			}
+		}
+		rep.Usage.applyAs(n, c[:k])
+		if f, ok := x.number(s, n.slots[k]); ok {
+			rep.setRankedCost(f, costUsage) // usage.cost, as setCostFrom
+		}
+	}
+}
+
+// number reads the value in slot i as gjson reads a number, ok false when
+// it is not one.
+func (x *jsonIndex) number(s string, i int) (float64, bool) {
+	v, end := x.span(s, i)
+	if end == 0 {
+		return 0, false
+	}
+	return jsonscan.Number(s[v:end])
+}
+
+// addTool adds the tool of an element whose key's and name's values start
+// at key and name (0: none there).
+func (p *jsonProtocol) addTool(s string, key, name int, m *Meta) {
+	k, isStr := strAt(s, key)
+	if !isStr {
 		return
 	}
-	for _, r := range x.refs[:x.nrefs] {
-		if int(r.kind) == p.itemsTop {
-			name := r.name
-			if name == 0 {
-				name = -1
-			}
-			addItemToolAt(s, r.v, name, &rep.Meta, p.toolOf)
+	if p.toolOf == nil {
+		m.AddTool(k)
+		return
+	}
+	tool, byName := p.toolOf(k)
+	if !byName {
+		m.AddTool(tool) // "" adds nothing
+		return
+	}
+	if name != 0 {
+		if n, ok := strAt(s, name); ok {
+			m.AddTool(n)
 		}
 	}
 }

@@ -98,8 +98,7 @@ func readJSONReply(s string, x *jsonIndex, rep *Reply, opts *JSONOptions) (proto
 	case proto != nil:
 		proto.read(gjson.Parse(s), rep, rep.WantContent)
 	default:
-		readIDModel(s, x, rep, opts)
-		choiceMeta = readChat(s, x, rep)
+		choiceMeta = readChat(s, x, rep, opts)
 	}
 	return proto, choiceMeta
 }
@@ -146,17 +145,6 @@ func (p *jsonPlan) planMeta(x *jsonIndex, indexed bool, meta *Meta, choiceMeta [
 	case changed || !sameTopMeta(s[top:topEnd], meta, proto):
 		p.cut(top, topEnd, nil, cutMetaValue)
 	}
-}
-
-// readIDModel reads the reply's id for who reads it (the end hook,
-// OpenClaw's run id) and its model (SPEC 9.2, 11.2).
-func readIDModel(s string, x *jsonIndex, rep *Reply, opts *JSONOptions) {
-	if opts.BeforeEnd != nil {
-		id, _ := x.topStr(s, topID)
-		rep.setID(id)
-	}
-	model, _ := x.topStr(s, topModel)
-	rep.setModel(model)
 }
 
 // changed reports whether the plan changes the body: a cut, or a body

@@ -3,6 +3,7 @@ package translate
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
@@ -137,14 +138,9 @@ func rewriteJSONReplyRef(body []byte, extra *Meta, opts JSONOptions) (out []byte
 // members: the reference the index's top level is held to.
 func gjsonTop(s string) jsonTop {
 	t := jsonTop{s: s}
-	for _, p := range protocols {
-		if p.json == nil {
-			continue
-		}
-		for _, k := range p.json.topKeys {
-			if r := gjson.Get(s, k); r.Exists() {
-				t.top[topSlotOf(k)] = r.Index
-			}
+	for i, k := range topKeys {
+		if r := gjson.Get(s, k); r.Exists() {
+			t.top[i] = r.Index
 		}
 	}
 	return t
@@ -210,6 +206,9 @@ var jsonReplySeeds = []string{
 	`{"choices":[{"message":{"function\u005fcall":{"name":"fc"}}}],"\u0069d":"x","model":"m\u00e9"}`,
 	`{"\u0063\u0068\u006f\u0069\u0063\u0065\u0073\u0063\u0068\u006f\u0069\u0063\u0065\u0073\u0063\u0068\u006f\u0069\u0063\u0065\u0073\u0063\u0068\u006f\u0069\u0063\u0065\u0073\u0063\u0068\u006f\u0069\u0063\u0065\u0073\u0063\u0068\u006f\u0069\u0063\u0065\u0073\u0063\u0068\u006f\u0069\u0063\u0065\u0073":1,"choices":[]}`,
 	`{"object":"response","output":[{"t\u0079pe":"function_call","name":"f"},{"type":"function_call","n\u0061me":"g"}],"usage":{"input_tokens":1}}`,
+	// The test's own protocol (protocol_fake_test.go): its tools' paths.
+	`{"tally":{"calls":[{"kind":"tool","name":"a","kind":"x"},{"kind":"t\u006fol","name":"b"},{"kind":"web_tool"},{"kind":"text","name":"c"},[{"kind":"tool","name":"d"}]],"calls":[{"kind":"tool","name":"e"}]}}`,
+	`{"tally":{"calls":{"a":{"kind":"tool","name":"x"}}},"tally":{"calls":[{"kind":"tool","name":"y"}]}}`,
 }
 
 func checkJSONReplyEquiv(t *testing.T, body []byte, extra *Meta) {
@@ -239,10 +238,34 @@ func checkJSONReplyEquiv(t *testing.T, body []byte, extra *Meta) {
 	}
 }
 
+// manyToolsSeeds are replies with more tools than the index's refs hold
+// without growing, in each protocol that names them.
+func manyToolsSeeds() (seeds []string) {
+	each := func(n int, f func(i int) string) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(f(i))
+		}
+		return b.String()
+	}
+	for _, n := range []int{23, 24, 25, 100} {
+		seeds = append(seeds,
+			`{"choices":[{"message":{"tool_calls":[`+each(n, func(i int) string { return `{"function":{"name":"t` + strconv.Itoa(i) + `"}}` })+`],"function_call":{"name":"fc"}}},{"message":{"function_call":{"name":"last"}}}]}`,
+			`{"object":"response","output":[`+each(n, func(i int) string {
+				return `{"type":"function_call","name":"f` + strconv.Itoa(i) + `"},{"type":"web_search_call"},{"type":"message"}`
+			})+`]}`,
+			`{"tally":{"calls":[`+each(n, func(i int) string { return `{"kind":"tool","name":"k` + strconv.Itoa(i) + `"}` })+`]}}`)
+	}
+	return seeds
+}
+
 func TestRewriteJSONReplyEquiv(t *testing.T) {
 	var trimmed Meta
 	trimmed.SetTrimmed(3)
-	for i, s := range jsonReplySeeds {
+	for i, s := range append(jsonReplySeeds, manyToolsSeeds()...) {
 		for _, extra := range []*Meta{nil, {}, &trimmed} {
 			t.Run(strconv.Itoa(i), func(t *testing.T) { checkJSONReplyEquiv(t, []byte(s), extra) })
 		}

@@ -41,18 +41,46 @@ var tallyProtocol = protocol{
 	events:       func(w *SSERewriter) eventDialect { return tallyDialect{w} },
 	keys:         []string{"tally"},
 	json: &jsonProtocol{
-		topKeys: []string{"tally", "choices"},
-		is:      func(t jsonTop) bool { return t.kind("tally") == '{' && t.kind("choices") == 0 },
-		read: func(root gjson.Result, rep *Reply, text bool) {
-			root.Get("tally.tools").ForEach(func(_, v gjson.Result) bool {
-				rep.Meta.AddTool(v.Str)
-				return true
-			})
-			if text {
-				rep.AddText(root.Get("tally.text").Str)
-			}
-		},
+		paths: []string{"tally", "choices"},
+		is:    func(t jsonTop) bool { return t.kind("tally") == '{' && t.kind("choices") == 0 },
+		read:  readTally,
+		// Its calls, read by the index of the pass that validates the reply:
+		// {"kind":"tool","name":N} names N, {"kind":"K_tool"} names K.
+		tools:     []string{"tally.calls.#.kind", "tally.calls.#.name"},
+		mayBeTool: func(rawKind string) bool { return strings.HasSuffix(rawKind, `tool"`) },
+		toolOf:    tallyToolOf,
 	},
+}
+
+func tallyToolOf(kind string) (tool string, byName bool) {
+	if kind == "tool" {
+		return "", true
+	}
+	if t, ok := strings.CutSuffix(kind, "_tool"); ok {
+		return t, false
+	}
+	return "", false
+}
+
+// readTally is tally's reading by gjson (its text for run-once), held
+// to the index's by FuzzRewriteJSONReplyEquiv.
+func readTally(root gjson.Result, rep *Reply, text bool) {
+	// The first top-level tally, as the index reads a top-level member.
+	if calls := root.Get("tally").Get("calls"); calls.IsArray() {
+		calls.ForEach(func(_, c gjson.Result) bool {
+			if k := c.Get("kind"); k.Type == gjson.String {
+				if tool, byName := tallyToolOf(k.Str); !byName {
+					rep.Meta.AddTool(tool)
+				} else if n := c.Get("name"); n.Type == gjson.String {
+					rep.Meta.AddTool(n.Str)
+				}
+			}
+			return true
+		})
+	}
+	if text {
+		rep.AddText(root.Get("tally").Get("text").Str)
+	}
 }
 
 // formatTallyArray is a tally stream sent as one JSON array: converted

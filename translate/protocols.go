@@ -122,11 +122,13 @@ func setUp(p *protocol) {
 	formatProtocol[f] = p
 	p.keyTable = newKeyTable(p.keys)
 	if p.usage != nil {
-		registerUsage(p.usage)
+		for _, path := range p.usage.paths {
+			p.usage.slots = append(p.usage.slots, nodes[addJSONPath("usage."+path, nil)].slot)
+		}
 	}
 	if p.json != nil {
 		p.json.proto = p
-		registerTopKeys(p.json)
+		registerJSON(p.json)
 	}
 }
 

@@ -29,13 +29,14 @@ var responsesProtocol = protocol{
 	events:       func(w *SSERewriter) eventDialect { return &responsesDialect{w: w} },
 	json: &jsonProtocol{
 		// A JSON reply with "object":"response".
-		topKeys: []string{"object"},
+		paths: []string{"object"},
 		is: func(t jsonTop) bool {
 			o, ok := t.str("object")
 			return ok && o == "response"
 		},
-		read:      readResponse,
-		items:     "output",
+		read: readResponse,
+		// Output items, by their type (responsesToolOf).
+		tools:     []string{"output.*.type", "output.*.name"},
 		mayBeTool: func(rawType string) bool { return strings.HasSuffix(rawType, `_call"`) },
 		toolOf:    responsesToolOf,
 	},

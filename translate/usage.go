@@ -63,7 +63,7 @@ type usageCount struct {
 // then that of the cost (SPEC 9.1, 9.2). The counts are input, output,
 // total, cached and reasoning (apply); or, for an input counted in parts,
 // the uncached input, the cache reads, the cache writes and the output
-// (applyParts). The index records each count in a slot (registerUsage).
+// (applyParts). The index records each count in a slot (setUp).
 type usageNames struct {
 	paths []string
 	parts bool
@@ -73,7 +73,7 @@ type usageNames struct {
 // read reads a usage object by the names into u. It reports false,
 // changing nothing, when the object holds no count.
 func (u *Usage) read(usage gjson.Result, n *usageNames) bool {
-	var c [maxUsageSlots]usageCount
+	var c [maxSlots]usageCount
 	k := len(n.paths) - 1
 	for i, path := range n.paths[:k] {
 		c[i].n, c[i].ok = count(usage.Get(path))
