@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"math/bits"
 	"strings"
 
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
@@ -86,59 +87,88 @@ func (x *jsonIndex) ref(r toolRef) {
 
 // jsonNode is a node of the tree of paths.
 type jsonNode struct {
-	// Its member children by name: in kids (their nodes in kid),
-	// compared inline, while it has no more than kids holds, as most
-	// nodes; then all in names (1 + their node), a table lookup.
-	kids      [2]string
-	kid       [2]uint8
-	names     *jsonscan.Names
-	members   bool  // it has member children
-	each      uint8 // the node of each element ("*", "#"), 0 when none
-	arrayOnly bool  // "#": only an array's elements
-	elem      bool  // an element of a list
-	first     bool  // only its first member counts (recorded, or a list)
-	top       bool  // a top-level member, recorded in top
-	keyOf     uint8 // the element whose key it is, 0 when none
-	slot      int   // its slot in top or vals; for an element, of its key
-	slot2     int   // an element's second path's slot, 0: none
+	kids      uint64 // its member children, a bit per node (child)
+	each      uint8  // the node of each element ("*", "#"), 0 when none
+	arrayOnly bool   // "#": only an array's elements
+	elem      bool   // an element of a list
+	first     bool   // only its first member counts (recorded, or a list)
+	top       bool   // a top-level member, recorded in top
+	keyOf     uint8  // the element whose key it is, 0 when none
+	slot      int    // its slot in top or vals; for an element, of its key
+	slot2     int    // an element's second path's slot, 0: none
 	may       func(raw string) bool
 	scope     uint64 // an element's: the nodes found once in it
 }
 
 // child returns the node of n's member named k, 0 when none.
-func (n *jsonNode) child(k string) uint8 {
-	if n.names == nil {
-		switch k {
-		case n.kids[0]:
-			return n.kid[0]
-		case n.kids[1]:
-			return n.kid[1]
-		}
+func (n *jsonNode) child(k string) uint8 { return named(n.candidates(k, 0, len(k)), k) }
+
+// candidates returns the member children of n that may be named
+// s[i:i+l]: a member node has one name, and those of that length, first
+// and last byte (a bit per node in each table) are the few left, so that
+// most keys of a reply, named by none, are told apart without a
+// comparison or a call.
+func (n *jsonNode) candidates(s string, i, l int) uint64 {
+	if l <= 0 || l >= len(byLen) {
 		return 0
 	}
-	if c, ok := n.names.Get(k); ok {
-		return uint8(c - 1)
+	return n.kids & byLen[l] & byFirst[s[i]] & byLast[s[i+l-1]]
+}
+
+// named returns the node among the candidates m that is named k, 0 when
+// none.
+func named(m uint64, k string) uint8 {
+	for ; m != 0; m &= m - 1 {
+		c := bits.TrailingZeros64(m)
+		name := nodeName[c]
+		// Compared a word at a time (eight bytes, or four, at both ends):
+		// a call to the runtime's comparison costs more than these.
+		switch n := len(k); {
+		case n >= 4 && n <= 8:
+			if load32(k, 0) == load32(name, 0) && load32(k, n-4) == load32(name, n-4) {
+				return uint8(c)
+			}
+		case n > 8 && n <= 16:
+			if load64(k, 0) == load64(name, 0) && load64(k, n-8) == load64(name, n-8) {
+				return uint8(c)
+			}
+		case k == name:
+			return uint8(c)
+		}
 	}
 	return 0
 }
 
+func load32(s string, i int) uint32 {
+	s = s[i : i+4]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+}
+
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// escapedChild is child of a key spelt with escapes: compared as its
+// text. An escape spells at least one byte in six, and no name looked for
+// is longer than maxIndexedKey: a longer key names none.
+func (n *jsonNode) escapedChild(k string) uint8 {
+	var buf [6 * maxIndexedKey]byte
+	if len(k) > len(buf) {
+		return 0
+	}
+	return n.child(strView(jsonscan.AppendUnescaped(buf[:0], k)))
+}
+
 // addChild gives n a member child named k and returns its node.
 func (n *jsonNode) addChild(k string) uint8 {
-	n.members = true
 	c := newNode()
-	for i, name := range n.kids {
-		if name == "" && n.names == nil {
-			n.kids[i], n.kid[i] = k, c
-			return c
-		}
-	}
-	if n.names == nil {
-		n.names = new(jsonscan.Names)
-		for i, name := range n.kids {
-			n.names.Add(name, int(n.kid[i])+1)
-		}
-	}
-	n.names.Add(k, int(c)+1)
+	nodeName[c] = k
+	n.kids |= 1 << c
+	byLen[len(k)] |= 1 << c
+	byFirst[k[0]] |= 1 << c
+	byLast[k[len(k)-1]] |= 1 << c
 	return c
 }
 
@@ -158,6 +188,11 @@ var (
 	numNodes = rootNode + 1
 	topKeys  []string // the top-level names, in their order
 	slots    = 1      // vals' slots taken (0: none)
+	// The name of each member node, and the member nodes by the length,
+	// the first and the last byte of their names (child).
+	nodeName        [maxNodes]string
+	byLen           [maxIndexedKey + 1]uint64 // byLen[0]: none
+	byFirst, byLast [256]uint64
 )
 
 // The top-level members every JSON reply is read by (SPEC 4.1, 9.1, 9.2).
@@ -184,7 +219,7 @@ func addJSONPath(path string, may func(raw string) bool) uint8 {
 	for part := range strings.SplitSeq(path, ".") {
 		if part == "*" || part == "#" {
 			if nodes[n].each == 0 {
-				if nodes[n].members || n == rootNode {
+				if nodes[n].kids != 0 || n == rootNode {
 					panic("translate: a path's object is also a list: " + path)
 				}
 				e := newNode()
@@ -261,22 +296,22 @@ func (x *jsonIndex) member(key string, v, depth int, esc bool) (wantString bool)
 	if depth > len(x.role) {
 		return false
 	}
+	// A list's members are its elements (push): it has no member children.
 	n := &nodes[x.role[depth-1]]
-	if !n.members {
-		return false // a list's members are its elements (push)
-	}
-	k := key[1 : len(key)-1]
-	if esc {
-		// Spelt with escapes: compared as its text. An escape spells at
-		// least one byte in six, and no name looked for is longer than
-		// maxIndexedKey: a longer key names none.
-		var buf [6 * maxIndexedKey]byte
-		if len(k) > len(buf) {
-			return false
+	var c uint8
+	if l := len(key) - 2; esc {
+		c = n.escapedChild(key[1 : len(key)-1])
+	} else if m := n.candidates(key, 1, l); m != 0 && m&(m-1) == 0 && l >= 4 && l <= 8 {
+		// One candidate of four to eight bytes (an item's "type", say),
+		// compared here: the call to named would cost more than the
+		// comparison (Hostile/anthropic_json/text_blocks).
+		i := bits.TrailingZeros64(m)
+		if name := nodeName[i]; load32(key, 1) == load32(name, 0) && load32(key, l-3) == load32(name, l-4) {
+			c = uint8(i)
 		}
-		k = strView(jsonscan.AppendUnescaped(buf[:0], k))
+	} else if m != 0 {
+		c = named(m, key[1:len(key)-1])
 	}
-	c := n.child(k)
 	if c == 0 {
 		return false
 	}
@@ -329,7 +364,7 @@ func (x *jsonIndex) push(d int, c byte) jsonscan.Want {
 			if c == '{' && n.arrayOnly {
 				r = 0
 			}
-		case c == '[' || !n.members:
+		case c == '[' || n.kids == 0:
 			r = 0
 		}
 	}
@@ -340,10 +375,9 @@ func (x *jsonIndex) push(d int, c byte) jsonscan.Want {
 	}
 	if e := &nodes[r]; e.elem {
 		// An element: what is found in it starts anew; its close is read
-		// when it has a key.
+		// when it has a key and a second path (str refs one without).
 		x.done &^= e.scope
-		if e.slot > 0 {
-			x.vals[e.slot], x.vals[e.slot2] = 0, 0
+		if e.slot2 > 0 {
 			return jsonscan.WithClose
 		}
 	}
@@ -351,20 +385,29 @@ func (x *jsonIndex) push(d int, c byte) jsonscan.Want {
 }
 
 // pop records the close of an element at depth d: when its key was found,
-// it goes into refs.
+// it goes into refs. Its values are taken, for the next element of its
+// node to start without them.
 func (x *jsonIndex) pop(d int) {
 	r := x.role[d-1]
-	if e := &nodes[r]; x.vals[e.slot] != 0 {
+	e := &nodes[r]
+	if x.vals[e.slot] != 0 {
 		x.ref(toolRef{r, x.vals[e.slot], x.vals[e.slot2]})
+		x.vals[e.slot] = 0
 	}
+	x.vals[e.slot2] = 0
 }
 
 // str looks at the string value raw (quotes included) at v of an
-// element's key, just read.
+// element's key, just read: the element goes into refs now when its key is
+// all it has, else at its close (pop).
 func (x *jsonIndex) str(raw string, v int) {
 	n := &nodes[x.key]
 	if n.may == nil || n.may(raw) || strings.IndexByte(raw, '\\') >= 0 {
-		x.vals[n.slot] = v
+		if nodes[n.keyOf].slot2 == 0 {
+			x.ref(toolRef{node: n.keyOf, v: v})
+		} else {
+			x.vals[n.slot] = v
+		}
 	}
 	x.key = 0
 }

@@ -126,7 +126,7 @@ func (p *jsonProtocol) readIndexed(s string, x *jsonIndex, rep *Reply, opts *JSO
 		}
 	}
 	if n := p.proto.usage; n != nil && x.top[topUsage] != 0 {
-		var c [maxSlots]usageCount
+		var c [maxUsageCounts]usageCount
 		k := len(n.slots) - 1
 		for i := 0; i < k; i++ {
 			if f, ok := x.number(s, n.slots[i]); ok {

@@ -122,6 +122,9 @@ func setUp(p *protocol) {
 	formatProtocol[f] = p
 	p.keyTable = newKeyTable(p.keys)
 	if p.usage != nil {
+		if len(p.usage.paths) > maxUsageCounts+1 {
+			panic("translate: more usage counts than maxUsageCounts")
+		}
 		for _, path := range p.usage.paths {
 			p.usage.slots = append(p.usage.slots, nodes[addJSONPath("usage."+path, nil)].slot)
 		}

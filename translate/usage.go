@@ -70,10 +70,13 @@ type usageNames struct {
 	slots []int // the index's slot of each path (registration)
 }
 
+// maxUsageCounts is the most counts a usage object gives (apply's).
+const maxUsageCounts = 5
+
 // read reads a usage object by the names into u. It reports false,
 // changing nothing, when the object holds no count.
 func (u *Usage) read(usage gjson.Result, n *usageNames) bool {
-	var c [maxSlots]usageCount
+	var c [maxUsageCounts]usageCount
 	k := len(n.paths) - 1
 	for i, path := range n.paths[:k] {
 		c[i].n, c[i].ok = count(usage.Get(path))
