@@ -27,6 +27,9 @@ const (
 	eolCR
 )
 
+// eolText is each line ending's text ("\n" until the stream's is known).
+var eolText = [...]string{eolUnknown: "\n", eolLF: "\n", eolCRLF: "\r\n", eolCR: "\r"}
+
 // learnEOL reads the line ending of the stream's first line from the next
 // bytes it sent.
 func (r *SSERewriter) learnEOL(p []byte) {
@@ -55,17 +58,6 @@ func (r *SSERewriter) learnEOL(p []byte) {
 	}
 }
 
-// eolString is the stream's line ending ("\n" until it is known).
-func (r *SSERewriter) eolString() string {
-	switch r.eol {
-	case eolCRLF:
-		return "\r\n"
-	case eolCR:
-		return "\r"
-	}
-	return "\n"
-}
-
 // completeCR follows an event that went out as it came, in a stream whose
 // line ending is CRLF, with the LF of its last CR (SPEC 8.1): the client
 // gets the event's line break whole at once, even when the upstream's LF
@@ -90,7 +82,7 @@ func (r *SSERewriter) eventEnd() string {
 	if n == 0 {
 		return ""
 	}
-	eol := r.eolString()
+	eol := eolText[r.eol]
 	last := t[n-1]
 	if last != '\n' && last != '\r' {
 		return eol + eol // inside a line
