@@ -429,16 +429,6 @@ func (x *jsonIndex) value(s string, t int) (v, end int, ok bool) {
 	return v, jsonscan.SkipValue(s, v), true
 }
 
-// span returns the bounds of the value recorded in slot i of vals, end 0
-// when none.
-func (x *jsonIndex) span(s string, i int) (v, end int) {
-	if x.vals[i] == 0 {
-		return 0, 0
-	}
-	v = jsonscan.Space(s, x.vals[i])
-	return v, jsonscan.SkipValue(s, v)
-}
-
 // topStr returns the value of top-level member t when it is a string.
 func (x *jsonIndex) topStr(s string, t int) (string, bool) {
 	v, ok := x.at(s, t)

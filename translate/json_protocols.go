@@ -104,9 +104,6 @@ func jsonProtocolOf(t jsonTop) *jsonProtocol {
 	return nil
 }
 
-// indexable reports whether the index records what readIndexed reads.
-func (p *jsonProtocol) indexable() bool { return p.tools != nil }
-
 // readIndexed reads a reply of the protocol by its index, without its
 // text: its id (only for who reads it: the end hook, OpenClaw's run id) and
 // model (SPEC 9.2, 11.2), its own meta, its tools, its usage and cost.
@@ -143,11 +140,11 @@ func (p *jsonProtocol) readIndexed(s string, x *jsonIndex, rep *Reply, opts *JSO
 // number reads the value in slot i as gjson reads a number, ok false when
 // it is not one.
 func (x *jsonIndex) number(s string, i int) (float64, bool) {
-	v, end := x.span(s, i)
-	if end == 0 {
+	if x.vals[i] == 0 {
 		return 0, false
 	}
-	return jsonscan.Number(s[v:end])
+	v := jsonscan.Space(s, x.vals[i])
+	return jsonscan.Number(s[v:jsonscan.SkipValue(s, v)])
 }
 
 // addTool adds the tool of an element whose key's and name's values start

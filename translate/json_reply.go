@@ -93,7 +93,8 @@ func readJSONReply(s string, x *jsonIndex, rep *Reply, opts *JSONOptions) (proto
 	proto = jsonProtocolOf(topOf(s, x))
 	rep.jsonProtocol = proto != nil
 	switch {
-	case proto != nil && !rep.WantContent && proto.indexable():
+	case proto != nil && !rep.WantContent && proto.tools != nil:
+		// The index recorded its tools, and all else readIndexed reads.
 		proto.readIndexed(s, x, rep, opts)
 	case proto != nil:
 		proto.read(gjson.Parse(s), rep, rep.WantContent)
