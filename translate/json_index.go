@@ -125,11 +125,11 @@ func named(m uint64, k string) uint8 {
 		// a call to the runtime's comparison costs more than these.
 		switch n := len(k); {
 		case n >= 4 && n <= 8:
-			if load32(k, 0) == load32(name, 0) && load32(k, n-4) == load32(name, n-4) {
+			if jsonscan.Load32(k, 0) == jsonscan.Load32(name, 0) && jsonscan.Load32(k, n-4) == jsonscan.Load32(name, n-4) {
 				return uint8(c)
 			}
 		case n > 8 && n <= 16:
-			if load64(k, 0) == load64(name, 0) && load64(k, n-8) == load64(name, n-8) {
+			if jsonscan.Load64(k, 0) == jsonscan.Load64(name, 0) && jsonscan.Load64(k, n-8) == jsonscan.Load64(name, n-8) {
 				return uint8(c)
 			}
 		case k == name:
@@ -137,17 +137,6 @@ func named(m uint64, k string) uint8 {
 		}
 	}
 	return 0
-}
-
-func load32(s string, i int) uint32 {
-	s = s[i : i+4]
-	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
-}
-
-func load64(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // escapedChild is child of a key spelt with escapes: compared as its
@@ -306,7 +295,7 @@ func (x *jsonIndex) member(key string, v, depth int, esc bool) (wantString bool)
 		// compared here: the call to named would cost more than the
 		// comparison (Hostile/anthropic_json/text_blocks).
 		i := bits.TrailingZeros64(m)
-		if name := nodeName[i]; load32(key, 1) == load32(name, 0) && load32(key, l-3) == load32(name, l-4) {
+		if name := nodeName[i]; jsonscan.Load32(key, 1) == jsonscan.Load32(name, 0) && jsonscan.Load32(key, l-3) == jsonscan.Load32(name, l-4) {
 			c = uint8(i)
 		}
 	} else if m != 0 {

@@ -116,7 +116,7 @@ func StringLen(s string) int {
 func plainRun(s string, i int) int {
 	const hi = 0x8080808080808080
 	for ; i+8 <= len(s); i += 8 {
-		x := load64(s, i)
+		x := Load64(s, i)
 		if m := stringStops(x) | x&hi; m != 0 { // and the bytes of 0x80 and above
 			return i + bits.TrailingZeros64(m)>>3
 		}
@@ -128,7 +128,7 @@ func plainRun(s string, i int) int {
 	// before i were read above and are left out of the mask. A text delta
 	// is a few words long, so this spares most of them a byte loop.
 	last := len(s) - 8
-	x := load64(s, last)
+	x := Load64(s, last)
 	if m := (stringStops(x) | x&hi) &^ (1<<(uint(i-last)*8) - 1); m != 0 {
 		return last + bits.TrailingZeros64(m)>>3
 	}

@@ -51,7 +51,7 @@ func SkipString(s string, i int) int {
 			if n == 4 {
 				return skipLongString(s, i)
 			}
-			x := load64(s, i)
+			x := Load64(s, i)
 			q := x ^ (lo * '"')
 			b := x ^ (lo * '\\')
 			// The mask flags its lowest matching byte exactly.
