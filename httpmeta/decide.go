@@ -65,9 +65,7 @@ func (rw *responseWriter) decide() {
 		rw.pass()
 		return
 	}
-	if c, ok := translate.ParseCostHeader(canonicalHeader(rw.Header(), "X-Litellm-Response-Cost")); ok {
-		x.reply.SetCost(c) // LiteLLM's own figure (SPEC 9.2)
-	}
+	x.reply.SetCostHeader(canonicalHeader(rw.Header(), "X-Litellm-Response-Cost")) // LiteLLM's own figure (SPEC 9.2)
 	// The model that prices the reply (SPEC 9.2) and that the reply's is
 	// compared with (SPEC 11.2): read from the body only if needed.
 	if x.model != "" || x.reqBody == nil {

@@ -10,14 +10,22 @@ import (
 // KeyCost is the meta key of the reply's cost in US dollars (SPEC 9.2).
 const KeyCost = "cost_usd"
 
-// SetCost records a cost the upstream reported outside a usage object:
-// LiteLLM's x-litellm-response-cost header (the caller's), Hustle's costUsd
-// (hustle.go, a lower rank). Negative, infinite or NaN figures are not
-// costs. Of the upstream's own figures SPEC 9.2 takes usage.cost first, the
-// header next, Hustle's last, whatever order they come in (the header is
-// read before the body): a figure replaces one of a lower rank; of one
-// rank the first wins.
-func (r *Reply) SetCost(usd float64) { r.setRankedCost(usd, costHeader) }
+// SetCostHeader records the cost in LiteLLM's x-litellm-response-cost
+// header, which the caller reads: like Hustle's costUsd (hustle.go, a lower
+// rank), a cost the upstream reported outside a usage object. A value that
+// is not a number, or a negative, infinite or NaN figure, is not a cost. Of
+// the upstream's own figures SPEC 9.2 takes usage.cost first, the header
+// next, Hustle's last, whatever order they come in (the header is read
+// before the body): a figure replaces one of a lower rank; of one rank the
+// first wins.
+func (r *Reply) SetCostHeader(v string) {
+	if v == "" {
+		return // most replies: no header, and no error value made
+	}
+	if usd, err := strconv.ParseFloat(v, 64); err == nil {
+		r.setRankedCost(usd, costHeader)
+	}
+}
 
 // costRank orders the upstream's own cost figures (SPEC 9.2).
 type costRank uint8
@@ -42,18 +50,6 @@ func (r *Reply) setCostFrom(usage gjson.Result) {
 	if c := usage.Get("cost"); c.Type == gjson.Number {
 		r.setRankedCost(c.Num, costUsage)
 	}
-}
-
-// ParseCostHeader reads a cost header's value (x-litellm-response-cost).
-func ParseCostHeader(v string) (float64, bool) {
-	if v == "" {
-		return 0, false // most replies: no header, and no error value made
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, false
-	}
-	return f, true
 }
 
 // appendCost appends a cost as its shortest decimal, rounded to 9 places.

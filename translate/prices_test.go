@@ -3,6 +3,7 @@ package translate
 import (
 	"io"
 	"math"
+	"strconv"
 	"testing"
 )
 
@@ -26,7 +27,7 @@ func TestSetCostFirstWins(t *testing.T) {
 	for _, c := range cases {
 		var r Reply
 		for _, usd := range c.costs {
-			r.SetCost(usd)
+			setCost(&r, usd)
 		}
 		if r.HasCost != c.has || r.Cost != c.want {
 			t.Fatalf("%s: cost %v %v, want %v %v", c.name, r.Cost, r.HasCost, c.want, c.has)
@@ -54,7 +55,7 @@ func TestCostRounding(t *testing.T) {
 		0.1 + 0.2:    "0.3",
 	} {
 		var r Reply
-		r.SetCost(usd)
+		setCost(&r, usd)
 		r.Seal()
 		if got := string(r.Meta.Get(KeyCost)); got != want {
 			t.Fatalf("%v: cost_usd %s, want %s", usd, got, want)
@@ -62,14 +63,19 @@ func TestCostRounding(t *testing.T) {
 	}
 }
 
-func TestParseCostHeader(t *testing.T) {
+// The header's value is a cost when it is a number that is one.
+func TestCostHeader(t *testing.T) {
 	for v, want := range map[string]float64{"0.000123": 0.000123, "1": 1, "0": 0, " 1": -1, "": -1, "-0.5": -1, "NaN": -1, "Inf": -1, "abc": -1, "1e-3": 0.001} {
-		got, ok := ParseCostHeader(v)
-		if ok != (want >= 0) || (ok && got != want) {
-			t.Fatalf("%q: %v %v, want %v", v, got, ok, want)
+		var r Reply
+		r.SetCostHeader(v)
+		if r.HasCost != (want >= 0) || (r.HasCost && r.Cost != want) {
+			t.Fatalf("%q: %v %v, want %v", v, r.Cost, r.HasCost, want)
 		}
 	}
 }
+
+// setCost gives r the cost header's figure usd.
+func setCost(r *Reply, usd float64) { r.SetCostHeader(strconv.FormatFloat(usd, 'g', -1, 64)) }
 
 func f64(v float64) *float64 { return &v }
 
@@ -153,7 +159,7 @@ func TestSealCostFromPrices(t *testing.T) {
 			r.Usage = usage()
 		}
 		if c.upstream >= 0 {
-			r.SetCost(c.upstream)
+			setCost(&r, c.upstream)
 		}
 		r.Seal()
 		if got := string(r.Meta.Get(KeyCost)); got != c.want {
@@ -204,7 +210,7 @@ func TestUpstreamCostInReplies(t *testing.T) {
 func TestUpstreamCostOrder(t *testing.T) {
 	header := func() *Reply {
 		r := &Reply{}
-		r.SetCost(0.9)
+		r.SetCostHeader("0.9")
 		return r
 	}
 	_, m, _ := RewriteJSONReply([]byte(`{"choices":[],"usage":{"prompt_tokens":1,"cost":0.0123}}`), nil, JSONOptions{Reply: header()})
