@@ -318,7 +318,12 @@ func (m *Meta) setValue(key string, val []byte, owned bool) {
 	if len(val) == 0 {
 		return // not a JSON value
 	}
-	out := writtenLen(key, val)
+	out := len(val) // what AppendJSON writes: val, or a structured_result made text-safe
+	if key == KeyStructuredResult {
+		if sr, changed := appendStructuredResult(nil, val); changed {
+			out = len(sr)
+		}
+	}
 	member := jsonscan.StringLen(key) + 2 + out // "key":val,
 	i := m.index(key)
 	old := m.memberLen(i)
@@ -374,17 +379,6 @@ func (m *Meta) memberLen(i int) int {
 		n = m.srLen
 	}
 	return jsonscan.StringLen(m.keys[i]) + 2 + n
-}
-
-// writtenLen is the length of what AppendJSON writes for the stored value
-// val of key: val itself, except a structured_result made text-safe.
-func writtenLen(key string, val []byte) int {
-	if key == KeyStructuredResult {
-		if out, changed := appendStructuredResult(nil, val); changed {
-			return len(out)
-		}
-	}
-	return len(val)
 }
 
 // metaValue is raw as it is stored: white space between tokens removed so
@@ -517,28 +511,21 @@ func int64Len(n int64) int {
 	return len(strconv.AppendInt(b[:0], n, 10))
 }
 
-// compactJSON removes insignificant white space, so that meta events stay one line.
+// compactJSON removes insignificant white space, so that meta events stay
+// one line. It is raw itself when raw has none between tokens.
 func compactJSON(raw []byte) []byte {
-	if !hasSpaceOutsideStrings(raw) {
-		return raw
-	}
-	var b bytes.Buffer
-	b.Grow(len(raw))
-	if err := json.Compact(&b, raw); err != nil {
-		return raw
-	}
-	return b.Bytes()
-}
-
-// hasSpaceOutsideStrings reports whether raw has white space between tokens.
-func hasSpaceOutsideStrings(raw []byte) bool {
 	s := strView(raw)
 	for i := 0; i < len(s); i++ {
 		if s[i] == '"' {
 			i = jsonscan.SkipString(s, i) - 1
 		} else if jsonscan.IsSpace(s[i]) {
-			return true
+			var b bytes.Buffer
+			b.Grow(len(raw))
+			if err := json.Compact(&b, raw); err != nil {
+				return raw
+			}
+			return b.Bytes()
 		}
 	}
-	return false
+	return raw
 }
