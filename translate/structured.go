@@ -377,16 +377,6 @@ func (d *ReplyStream) Metadata() ([]byte, bool) {
 	return md, ok
 }
 
-// emitStr adds a piece of the delta to the output.
-func (d *ReplyStream) emitStr(s string) {
-	if len(d.out) == 0 && d.run == "" {
-		d.run = s
-		return
-	}
-	d.materialise()
-	d.out = append(d.out, s...)
-}
-
 func (d *ReplyStream) materialise() {
 	if d.run != "" {
 		d.out = append(d.out, d.run...)
@@ -403,12 +393,17 @@ func (d *ReplyStream) keyStr(s string) {
 	d.klen += len(s)
 }
 
-// put puts decoded text into the string being read: the reply, or a key.
+// put puts decoded text into the string being read: a key, or the reply,
+// where the first piece is a view of the delta (run), not a copy.
 func (d *ReplyStream) put(s string) {
-	if d.state == rsReply {
-		d.emitStr(s)
-	} else {
+	switch {
+	case d.state != rsReply:
 		d.keyStr(s)
+	case len(d.out) == 0 && d.run == "":
+		d.run = s
+	default:
+		d.materialise()
+		d.out = append(d.out, s...)
 	}
 }
 
@@ -423,10 +418,6 @@ func (d *ReplyStream) putRune(r rune) {
 	d.keyStr(strView(b[:utf8.EncodeRune(b[:], r)]))
 }
 
-func (d *ReplyStream) isReplyKey() bool {
-	return d.klen == 5 && string(d.key[:5]) == "reply"
-}
-
 // scan runs the top-level scanner over s from i and returns the reply text
 // decoded from it.
 func (d *ReplyStream) scan(s string, i int) string {
@@ -438,15 +429,9 @@ func (d *ReplyStream) scan(s string, i int) string {
 	for i < len(s) && d.state < rsDone {
 		c := s[i]
 		switch d.state {
-		case rsExpectKey:
-			switch {
-			case jsonscan.IsSpace(c):
-			case c == '"':
-				d.state, d.klen = rsKey, 0
-			case c == '}':
-				d.state = rsDone
-			default:
-				d.state = rsBroken
+		case rsExpectKey, rsColon, rsAfterValue:
+			if !jsonscan.IsSpace(c) {
+				d.punct(c)
 			}
 			i++
 		case rsKey:
@@ -454,20 +439,11 @@ func (d *ReplyStream) scan(s string, i int) string {
 			if i, closed = d.str(s, i); closed {
 				d.state = rsColon
 			}
-		case rsColon:
-			switch {
-			case jsonscan.IsSpace(c):
-			case c == ':':
-				d.state = rsValue
-			default:
-				d.state = rsBroken
-			}
-			i++
 		case rsValue:
 			switch {
 			case jsonscan.IsSpace(c):
 			case c == '"':
-				if d.isReplyKey() { // the first: rsReply ends in rsDone
+				if d.klen == 5 && string(d.key[:5]) == "reply" { // the first: rsReply ends in rsDone
 					d.state = rsReply
 				} else { // skipped as a string at depth 0
 					d.state, d.depth, d.inStr, d.skipEsc = rsNested, 0, true, false
@@ -491,23 +467,30 @@ func (d *ReplyStream) scan(s string, i int) string {
 			} else {
 				i++
 			}
-		case rsAfterValue:
-			switch {
-			case jsonscan.IsSpace(c):
-			case c == ',':
-				d.state = rsExpectKey
-			case c == '}':
-				d.state = rsDone
-			default:
-				d.state = rsBroken
-			}
-			i++
 		}
 	}
 	if len(d.out) == 0 {
 		return d.run
 	}
 	return string(d.out)
+}
+
+// punct reads c, a top-level character other than white space, where the
+// scanner expects punctuation: a key's quote, a colon or a comma, or the
+// '}' that ends the object where a key or a comma may come.
+func (d *ReplyStream) punct(c byte) {
+	switch {
+	case d.state == rsExpectKey && c == '"':
+		d.state, d.klen = rsKey, 0
+	case d.state == rsColon && c == ':':
+		d.state = rsValue
+	case d.state == rsAfterValue && c == ',':
+		d.state = rsExpectKey
+	case d.state != rsColon && c == '}':
+		d.state = rsDone
+	default:
+		d.state = rsBroken
+	}
 }
 
 // str decodes a JSON string's characters from s[i:] (put), up to and
