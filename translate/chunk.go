@@ -28,9 +28,9 @@ func NewChunkHead(id string, created int64, model string) ChunkHead {
 		model = "unknown"
 	}
 	return ChunkHead{
-		id:      JSONString(id),
+		id:      jsonscan.AppendString(nil, id),
 		created: strconv.AppendInt(nil, created, 10),
-		model:   JSONString(model),
+		model:   jsonscan.AppendString(nil, model),
 	}
 }
 

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
@@ -42,7 +43,7 @@ func EdgeRequest(body []byte, defaultModel string, edge, xStream bool) (out []by
 		}
 	}
 	if !hasMsgs {
-		msgs := append(append([]byte(`[{"role":"user","content":`), JSONString(msg.Str)...), "}]"...)
+		msgs := append(append([]byte(`[{"role":"user","content":`), jsonscan.AppendString(nil, msg.Str)...), "}]"...)
 		if next, err := sjson.SetRawBytes(out, "messages", msgs); err == nil {
 			out = next
 		}

@@ -7,9 +7,6 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// JSONString returns s encoded as a JSON string.
-func JSONString(s string) []byte { return jsonscan.AppendString(nil, s) }
-
 // valueAsString is the text form SPEC 4.1 gives a structured_result value:
 // strings as they are, numbers and booleans as their JSON text, null as "",
 // objects and arrays as compact JSON.
@@ -44,9 +41,7 @@ func appendStructuredResult(dst, raw []byte) (out []byte, changed bool) {
 	it := jsonscan.IterAt(s, i)
 	for k, v, ok := it.Next(); ok; k, v, ok = it.Next() {
 		switch {
-		case typ == "list" && first.is(k, "items", 0) && s[v] == '[':
-			it.SkipTo(w.eachValue(v, (*srWriter).stringify))
-		case typ == "table" && first.is(k, "headers", 0) && s[v] == '[':
+		case (typ == "list" && first.is(k, "items", 0) || typ == "table" && first.is(k, "headers", 0)) && s[v] == '[':
 			it.SkipTo(w.eachValue(v, (*srWriter).stringify))
 		case typ == "table" && first.is(k, "rows", 1) && s[v] == '[':
 			it.SkipTo(w.eachValue(v, (*srWriter).row))

@@ -9,6 +9,9 @@ import (
 	"github.com/tidwall/gjson"
 )
 
+// JSONString returns s encoded as a JSON string.
+func JSONString(s string) []byte { return jsonscan.AppendString(nil, s) }
+
 // stringifyStructuredResult is appendStructuredResult as a whole value: raw
 // itself when nothing needs to change (or raw is not valid JSON).
 func stringifyStructuredResult(raw []byte) []byte {

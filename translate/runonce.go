@@ -84,11 +84,11 @@ func RunOnceJSON(content string, meta *Meta, errMsg string) []byte {
 	b.WriteByte('{')
 	if errMsg != "" {
 		b.WriteString(`"error":`)
-		b.Write(JSONString(errMsg))
+		b.Write(jsonscan.AppendString(nil, errMsg))
 		b.WriteByte(',')
 	}
 	b.WriteString(`"content":`)
-	b.Write(JSONString(content))
+	b.Write(jsonscan.AppendString(nil, content))
 	if meta != nil && !meta.Empty() {
 		b.WriteString(`,"meta":`)
 		b.Write(meta.JSON())
@@ -99,7 +99,7 @@ func RunOnceJSON(content string, meta *Meta, errMsg string) []byte {
 
 // ErrorJSON is the edge function's error shape {"error":"…"}.
 func ErrorJSON(msg string) []byte {
-	return append(append([]byte(`{"error":`), JSONString(msg)...), '}')
+	return append(append([]byte(`{"error":`), jsonscan.AppendString(nil, msg)...), '}')
 }
 
 // StreamFromReply turns a whole reply into the edge endpoint's event stream
