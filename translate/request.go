@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
-	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
 
@@ -125,39 +124,32 @@ func includeUsage(s string, so int) (asked bool, copies int) {
 // stream_options ("": none); repeated, that the body repeats it or
 // include_usage in it.
 func askStreamUsage(body []byte, so string, repeated bool) ([]byte, error) {
-	if repeated {
-		return askStreamUsageRepeated(body, so)
-	}
 	if so == "" {
 		// The usual stream (it has a "stream" member): stream_options
 		// added at its end, with no parse.
-		s := strView(body)
-		return appendMember(s, `"stream_options":{"include_usage":true}`), nil
+		return appendMember(strView(body), `"stream_options":{"include_usage":true}`), nil
 	}
-	if !strings.HasPrefix(so, "{") {
-		return sjson.SetRawBytes(body, "stream_options", []byte(`{"include_usage":true}`))
-	}
-	return sjson.SetBytes(body, "stream_options.include_usage", true)
-}
-
-// askStreamUsageRepeated is askStreamUsage for a body that repeats
-// stream_options, or include_usage in it. sjson would set the first copy,
-// which an upstream reading the last never sees, and the module would
-// then wait for a usage chunk that never comes. Every copy goes, and one
-// stream_options is added: the last copy's keys, with one include_usage,
-// true, so that an upstream reading either copy asks for the usage.
-func askStreamUsageRepeated(body []byte, so string) ([]byte, error) {
 	opts := []byte(`{"include_usage":true}`)
 	if strings.HasPrefix(so, "{") {
-		kept, removed := removeMembers(so, func(k string) bool { return k == "include_usage" })
-		if !removed {
-			kept = []byte(so)
+		kept := []byte(so) // sjson sets a single include_usage where it is
+		if repeated {
+			if k, removed := removeMembers(so, func(k string) bool { return k == "include_usage" }); removed {
+				kept = k
+			}
 		}
 		var err error
 		if opts, err = sjson.SetBytes(kept, "include_usage", true); err != nil {
 			return nil, fmt.Errorf("asking for the stream's usage: %w", err)
 		}
 	}
+	if !repeated {
+		return sjson.SetRawBytes(body, "stream_options", opts)
+	}
+	// sjson would set the first copy, which an upstream reading the last
+	// never sees, and the module would then wait for a usage chunk that
+	// never comes. Every copy goes, and one stream_options is added: the
+	// last copy's keys, with one include_usage, true, so that an upstream
+	// reading either copy asks for the usage.
 	return sjson.SetRawBytes(RemoveKeys(body, []string{"stream_options"}), "stream_options", opts)
 }
 
@@ -233,25 +225,20 @@ func RemoveKeys(body []byte, keys []string) []byte {
 	return body
 }
 
-// KeepLastCopies returns body (a JSON object) where each of keys that is
-// given more than once at the top level keeps only its last copy, as
-// JavaScript's JSON.parse reads it; body itself when none is repeated or it
-// is not a valid object. One pass to count, one to remove, whatever the
-// number of copies.
+// KeepLastCopies returns body (a valid JSON object) where each of keys that
+// is given more than once at the top level keeps only its last copy, as
+// JavaScript's JSON.parse reads it; body itself when none is repeated. One
+// pass to count, one to remove, whatever the number of copies.
 func KeepLastCopies(body []byte, keys []string) []byte {
 	s := strView(body)
-	root, ok := jsonObject(s)
-	if !ok {
-		return body
-	}
 	count := make(map[string]int, len(keys))
 	repeated := false
-	root.ForEach(func(k, _ gjson.Result) bool {
-		if slices.Contains(keys, k.Str) {
-			count[k.Str]++
-			repeated = repeated || count[k.Str] > 1
+	removeMembers(s, func(k string) bool {
+		if slices.Contains(keys, k) {
+			count[k]++
+			repeated = repeated || count[k] > 1
 		}
-		return true
+		return false // counted, not removed
 	})
 	if !repeated {
 		return body
