@@ -53,11 +53,9 @@ type convCore struct {
 
 	// The stream's end (SPEC 11.1): the first that came (endNone until
 	// then), and whether its last part so far is an e part that ends it
-	// once the body ends (data stream). closeOut is the rewriter to close
-	// after the last events, when a stream cut short ends without [DONE].
-	endKind  uint8
-	lastE    bool
-	closeOut io.Closer
+	// once the body ends (data stream).
+	endKind uint8
+	lastE   bool
 
 	// When out takes text deltas unread (madeDeltaWriter), buf holds
 	// either only text deltas after the stream's first chunk (run: counted,
@@ -328,14 +326,13 @@ func (c *convCore) end() {
 	if closer, ok := c.out.(io.Closer); ok && cut && c.opts.MarkInterrupted {
 		// The rewriter ends the stream without [DONE]: its final meta
 		// event, then the error event of SPEC 11.1.
-		c.closeOut = closer
+		c.err = closer.Close()
 		return
 	}
 	c.buf = append(c.buf, DoneEvent...)
 }
 
-// flush writes the events built since the last flush in one Write, then
-// ends the rewriter when the stream ends without [DONE] (end).
+// flush writes the events built since the last flush in one Write.
 func (c *convCore) flush() error {
 	if c.err == nil && len(c.buf) > 0 {
 		done := false
@@ -346,10 +343,6 @@ func (c *convCore) flush() error {
 			_, c.err = c.out.Write(c.buf)
 		}
 		c.buf, c.runCount, c.runText = c.buf[:0], 0, c.runText[:0]
-	}
-	if cl := c.closeOut; cl != nil && c.err == nil {
-		c.closeOut = nil
-		c.err = cl.Close()
 	}
 	return c.err
 }
