@@ -192,13 +192,8 @@ func JSONReplyText(body []byte, rep *Reply) (content, errMsg string, isErr bool)
 	} else if t, found := replyText(root); found {
 		return t, "", false
 	}
-	if e := root.Get("error"); e.Exists() {
-		if m := e.Get("message"); e.IsObject() && m.Type == gjson.String && m.Str != "" {
-			return "", m.Str, true
-		}
-		if e.Type == gjson.String && e.Str != "" {
-			return "", e.Str, true
-		}
+	if msg, ok := errorMessage(root); ok {
+		return "", msg, true
 	}
 	return NoResponse, "", false
 }

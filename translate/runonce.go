@@ -60,21 +60,25 @@ func textOf(v gjson.Result) (string, bool) {
 // UpstreamErrorMessage is the message of SPEC 6.4 for an upstream reply
 // outside 2xx: its error.message, else its body text, else statusText.
 func UpstreamErrorMessage(body []byte, statusText string) string {
-	s := strView(body)
-	if jsonscan.Valid(s) {
-		if e := gjson.Get(s, "error"); e.Exists() {
-			if m := e.Get("message"); m.Type == gjson.String && m.Str != "" {
-				return m.Str
-			}
-			if e.Type == gjson.String && e.Str != "" {
-				return e.Str
-			}
+	if s := strView(body); jsonscan.Valid(s) {
+		if msg, ok := errorMessage(gjson.Parse(s)); ok {
+			return msg
 		}
 	}
 	if t := strings.TrimSpace(string(body)); t != "" {
 		return t
 	}
 	return statusText
+}
+
+// errorMessage is the message of a reply's top-level error: an object's
+// message, or the error itself when it is a string, not empty.
+func errorMessage(root gjson.Result) (string, bool) {
+	e := root.Get("error")
+	if m := e.Get("message"); m.Type == gjson.String && m.Str != "" {
+		return m.Str, true
+	}
+	return e.Str, e.Type == gjson.String && e.Str != ""
 }
 
 // RunOnceJSON builds the run-once answer {"content":…,"meta":…}, with
