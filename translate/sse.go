@@ -92,7 +92,10 @@ func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
 				continue
 			}
 		}
-		end := eol.next(i)
+		end := i // an empty line (an event's blank line) ends here: no search
+		if c := p[i]; c != '\n' && c != '\r' {
+			end = eol.next(i)
+		}
 		if end < 0 {
 			s.lineLen += len(p) - i
 			break
@@ -154,7 +157,9 @@ func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
 		}
 	}
 	s.data = nil // the event goes on in the next Feed: Data will not be asked
-	s.keep(p[start:], h)
+	if start < len(p) {
+		s.keep(p[start:], h)
+	}
 }
 
 // dataField reports whether line (without its terminator) is a data field
@@ -188,12 +193,9 @@ func (s *SSESplitter) Data() (data []byte, ok, known bool) {
 	return s.data, s.dataLines == 1, true
 }
 
-// keep holds the unfinished tail of an event, or passes it on once the event
-// is too large to hold.
+// keep holds the unfinished tail of an event (not empty), or passes it on
+// once the event is too large to hold.
 func (s *SSESplitter) keep(rest []byte, h SSEHandler) {
-	if len(rest) == 0 {
-		return
-	}
 	if s.oversize {
 		h.Oversize(rest, false)
 		return

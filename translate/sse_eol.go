@@ -63,9 +63,13 @@ func (r *SSERewriter) learnEOL(p []byte) {
 // gets the event's line break whole at once, even when the upstream's LF
 // comes in a later write (and is then dropped).
 func (r *SSERewriter) completeCR(raw []byte) {
-	if r.eol != eolCRLF || len(raw) == 0 || raw[len(raw)-1] != '\r' {
-		return
+	if r.eol == eolCRLF && len(raw) > 0 && raw[len(raw)-1] == '\r' {
+		r.writeLF()
 	}
+}
+
+// writeLF writes the LF completing the CR an event that went out ended in.
+func (r *SSERewriter) writeLF() {
 	r.flushPending()
 	r.write(lf)
 	r.dropLF = r.split.eventCR

@@ -396,15 +396,17 @@ func (r *SSERewriter) emitOwn(b []byte) {
 // once.
 func (r *SSERewriter) emitAt(b []byte, at int) {
 	r.lastRaw = true
-	if at < 0 {
+	switch {
+	case at < 0:
 		r.emitCopy(b) // the splitter's own buffer, reused right after
 		return
-	}
-	if r.pendTo > r.pendFrom && at == r.pendTo {
+	case r.pendTo == r.pendFrom: // nothing pending
+	case at == r.pendTo:
 		r.pendTo += len(b)
 		return
+	default:
+		r.flushPending()
 	}
-	r.flushPending()
 	r.pendFrom, r.pendTo = at, at+len(b)
 }
 
