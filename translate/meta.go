@@ -384,7 +384,7 @@ func (m *Meta) memberLen(i int) int {
 // metaValue is raw as it is stored: white space between tokens removed so
 // that meta events stay one line, invalid UTF-8 as U+FFFD. It is raw itself
 // when nothing changes. (A structured_result is made text-safe as it is
-// written out, so that Get answers what came.)
+// written out: what is stored is what came.)
 func metaValue(raw []byte) []byte {
 	v := compactJSON(raw)
 	if !utf8.Valid(v) {
@@ -396,16 +396,6 @@ func metaValue(raw []byte) []byte {
 // sameMemory reports whether a and b start at the same byte.
 func sameMemory(a, b []byte) bool {
 	return len(a) > 0 && len(b) > 0 && &a[0] == &b[0]
-}
-
-// Get returns the JSON stored under key, or nil: m's own bytes, valid until
-// key is set again. It does not answer for tools_used and
-// prompt_trimmed_to; use Tools and Trimmed.
-func (m *Meta) Get(key string) []byte {
-	if i := m.index(key); i >= 0 {
-		return m.vals[i]
-	}
-	return nil
 }
 
 // Has reports whether key holds a value, the two special keys included.

@@ -11,6 +11,16 @@ import (
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
 )
 
+// Get returns the JSON stored under key, or nil: m's own bytes, valid until
+// key is set again. It does not answer for tools_used and
+// prompt_trimmed_to (Tools, m.trimmed).
+func (m *Meta) Get(key string) []byte {
+	if i := m.index(key); i >= 0 {
+		return m.vals[i]
+	}
+	return nil
+}
+
 // metaFrom builds a Meta by merging each JSON object in turn.
 func metaFrom(t *testing.T, objs ...string) *Meta {
 	t.Helper()
