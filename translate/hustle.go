@@ -47,21 +47,18 @@ func (h *Hustle) AddElement(raw []byte) {
 	if !jsonscan.Valid(s) {
 		return
 	}
-	if len(raw) > 0 && raw[0] == '{' {
-		if t := gjson.Get(s, "type"); t.Type == gjson.String {
-			if k := slices.Index(hustleKinds[:], t.Str); k >= 0 {
-				if !h.room(len(raw) - len(h.kinds[k])) {
-					return
-				}
-				if h.kinds[k] == nil {
-					h.order[h.n] = int8(k)
-					h.n++
-				}
-				h.held += len(raw) - len(h.kinds[k])
-				h.kinds[k] = append(h.kinds[k][:0], raw...)
-				return
-			}
+	// A type that is no string reads as "", no kind.
+	if k := slices.Index(hustleKinds[:], gjson.Get(s, "type").Str); k >= 0 && raw[0] == '{' {
+		if !h.room(len(raw) - len(h.kinds[k])) {
+			return
 		}
+		if h.kinds[k] == nil {
+			h.order[h.n] = int8(k)
+			h.n++
+		}
+		h.held += len(raw) - len(h.kinds[k])
+		h.kinds[k] = append(h.kinds[k][:0], raw...)
+		return
 	}
 	if len(h.data) >= MaxHustleData || !h.room(len(raw)+1) {
 		return
