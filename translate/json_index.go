@@ -116,24 +116,31 @@ func (n *jsonNode) candidates(s string, i, l int) uint64 {
 }
 
 // named returns the node among the candidates m that is named k, 0 when
-// none.
+// none. A candidate has k's length, first and last byte: the rest is
+// compared by its middle byte or a word at a time (four bytes, or eight, at
+// both ends and between), cheaper than a call to the runtime's comparison.
 func named(m uint64, k string) uint8 {
+next:
 	for ; m != 0; m &= m - 1 {
 		c := bits.TrailingZeros64(m)
-		name := nodeName[c]
-		// Compared a word at a time (eight bytes, or four, at both ends):
-		// a call to the runtime's comparison costs more than these.
-		switch n := len(k); {
-		case n >= 4 && n <= 8:
+		switch name, n := nodeName[c], len(k); {
+		case n < 4:
+			if n < 3 || k[1] == name[1] {
+				return uint8(c)
+			}
+		case n <= 8:
 			if jsonscan.Load32(k, 0) == jsonscan.Load32(name, 0) && jsonscan.Load32(k, n-4) == jsonscan.Load32(name, n-4) {
 				return uint8(c)
 			}
-		case n > 8 && n <= 16:
-			if jsonscan.Load64(k, 0) == jsonscan.Load64(name, 0) && jsonscan.Load64(k, n-8) == jsonscan.Load64(name, n-8) {
+		default:
+			for i := 0; i < n-8; i += 8 {
+				if jsonscan.Load64(k, i) != jsonscan.Load64(name, i) {
+					continue next
+				}
+			}
+			if jsonscan.Load64(k, n-8) == jsonscan.Load64(name, n-8) {
 				return uint8(c)
 			}
-		case k == name:
-			return uint8(c)
 		}
 	}
 	return 0
@@ -273,158 +280,150 @@ func newNode() uint8 {
 
 // scanJSON is jsonscan.Valid of a JSON reply that fills in x in the same
 // pass: the reply is then read without a second pass over the whole of it.
+// Its hooks are closures over x, not x's method values, which the compiler
+// calls through a wrapper of its own (JSONReply2K/chat: 550 instructions).
 func scanJSON(s string, x *jsonIndex) bool {
-	return jsonscan.Scan(s, &jsonscan.Hooks{Member: x.member, Open: x.push, Close: x.pop, String: x.str})
-}
-
-// member records the key (quotes included) of a member at depth (1: the
-// top level) whose value starts at v or after white space, and returns
-// whether its value is to be looked at (str) if a string.
-func (x *jsonIndex) member(key string, v, depth int, esc bool) (wantString bool) {
-	x.key = 0
-	if depth > len(x.role) {
-		return false
-	}
-	// A list's members are its elements (push): it has no member children.
-	n := &nodes[x.role[depth-1]]
-	var c uint8
-	if l := len(key) - 2; esc {
-		c = n.escapedChild(key[1 : len(key)-1])
-	} else if m := n.candidates(key, 1, l); m != 0 && m&(m-1) == 0 && l >= 4 && l <= 8 {
-		// One candidate of four to eight bytes (an item's "type", say),
-		// compared here: the call to named would cost more than the
-		// comparison (Hostile/anthropic_json/text_blocks).
-		i := bits.TrailingZeros64(m)
-		if name := nodeName[i]; jsonscan.Load32(key, 1) == jsonscan.Load32(name, 0) && jsonscan.Load32(key, l-3) == jsonscan.Load32(name, l-4) {
-			c = uint8(i)
-		}
-	} else if m != 0 {
-		c = named(m, key[1:len(key)-1])
-	}
-	if c == 0 {
-		return false
-	}
-	cn := &nodes[c]
-	if cn.first {
-		bit := uint64(1) << c
-		if x.done&bit != 0 {
-			return false
-		}
-		x.done |= bit
-		x.seen |= bit
-		switch {
-		case cn.top:
-			x.top[cn.slot] = v
-		case cn.keyOf != 0:
-			x.key, x.keyDepth = c, depth
-			return true // recorded when a string (str)
-		case cn.slot > 0:
-			x.vals[cn.slot] = v
-		}
-	}
-	x.key, x.keyDepth = c, depth
-	return false
-}
-
-// push records a container opened at depth d with bracket c: its node,
-// from its parent's and the member it is the value of. What a container
-// of no node holds is not read, only validated; only an element's close is
-// read (pop).
-func (x *jsonIndex) push(d int, c byte) jsonscan.Want {
-	if d > len(x.role) {
-		return jsonscan.Nothing
-	}
-	if d == 1 {
-		x.role[0] = rootNode
-		return jsonscan.Members
-	}
-	var r uint8
-	switch parent := &nodes[x.role[d-2]]; {
-	case parent.each != 0:
-		// A list: its elements (or, in an object, its values: gjson's
-		// ForEach visits both alike) that are objects.
-		if c == '{' {
-			r = parent.each
-		}
-	case x.keyDepth == d-1 && x.key != 0:
-		r = x.key
-		switch n := &nodes[r]; {
-		case n.each != 0:
-			if c == '{' && n.arrayOnly {
-				r = 0
+	return jsonscan.Scan(s, &jsonscan.Hooks{
+		// A member's key (quotes included) at depth (1: the top level)
+		// whose value starts at v or after white space: whether its value
+		// is to be looked at (String) if a string.
+		Member: func(key string, v, depth int, esc bool) (wantString bool) {
+			x.key = 0
+			if depth > len(x.role) {
+				return false
 			}
-		case c == '[' || n.kids == 0:
-			r = 0
-		}
-	}
-	x.key = 0
-	x.role[d-1] = r
-	if r == 0 {
-		return jsonscan.Nothing
-	}
-	if e := &nodes[r]; e.elem {
-		// An element: what is found in it starts anew; its close is read
-		// when it has a key and a second path (str refs one without).
-		x.done &^= e.scope
-		if e.slot2 > 0 {
-			return jsonscan.WithClose
-		}
-	}
-	return jsonscan.Members
-}
-
-// pop records the close of an element at depth d: when its key was found,
-// it goes into refs. Its values are taken, for the next element of its
-// node to start without them.
-func (x *jsonIndex) pop(d int) {
-	r := x.role[d-1]
-	e := &nodes[r]
-	if x.vals[e.slot] != 0 {
-		x.ref(toolRef{r, x.vals[e.slot], x.vals[e.slot2]})
-		x.vals[e.slot] = 0
-	}
-	x.vals[e.slot2] = 0
-}
-
-// str looks at the string value raw (quotes included) at v of an
-// element's key, just read: the element goes into refs now when its key is
-// all it has, else at its close (pop).
-func (x *jsonIndex) str(raw string, v int) {
-	n := &nodes[x.key]
-	if n.may == nil || n.may(raw) || strings.IndexByte(raw, '\\') >= 0 {
-		if nodes[n.keyOf].slot2 == 0 {
-			x.ref(toolRef{node: n.keyOf, v: v})
-		} else {
-			x.vals[n.slot] = v
-		}
-	}
-	x.key = 0
-}
-
-// at returns where the value of top-level member t starts, ok false when
-// there is none.
-func (x *jsonIndex) at(s string, t int) (v int, ok bool) {
-	if x.top[t] == 0 {
-		return 0, false
-	}
-	return jsonscan.Space(s, x.top[t]), true
+			// A list's members are its elements (Open): it has no member
+			// children.
+			n := &nodes[x.role[depth-1]]
+			var c uint8
+			if l := len(key) - 2; esc {
+				c = n.escapedChild(key[1 : len(key)-1])
+			} else if m := n.candidates(key, 1, l); m != 0 && m&(m-1) == 0 && l >= 4 && l <= 8 {
+				// One candidate of four to eight bytes (an item's "type",
+				// say), compared here: the call to named would cost more
+				// than the comparison (Hostile/anthropic_json/text_blocks).
+				i := bits.TrailingZeros64(m)
+				if name := nodeName[i]; jsonscan.Load32(key, 1) == jsonscan.Load32(name, 0) && jsonscan.Load32(key, l-3) == jsonscan.Load32(name, l-4) {
+					c = uint8(i)
+				}
+			} else if m != 0 {
+				c = named(m, key[1:len(key)-1])
+			}
+			if c == 0 {
+				return false
+			}
+			cn := &nodes[c]
+			if cn.first {
+				bit := uint64(1) << c
+				if x.done&bit != 0 {
+					return false
+				}
+				x.done |= bit
+				x.seen |= bit
+				switch {
+				case cn.top:
+					x.top[cn.slot] = v
+				case cn.keyOf != 0:
+					x.key, x.keyDepth = c, depth
+					return true // recorded when a string (String)
+				case cn.slot > 0:
+					x.vals[cn.slot] = v
+				}
+			}
+			x.key, x.keyDepth = c, depth
+			return false
+		},
+		// A container opened at depth d with bracket c: its node, from its
+		// parent's and the member it is the value of. What a container of
+		// no node holds is not read, only validated; only an element's
+		// close is read (Close).
+		Open: func(d int, c byte) jsonscan.Want {
+			if d > len(x.role) {
+				return jsonscan.Nothing
+			}
+			if d == 1 {
+				x.role[0] = rootNode
+				return jsonscan.Members
+			}
+			var r uint8
+			switch parent := &nodes[x.role[d-2]]; {
+			case parent.each != 0:
+				// A list: its elements (or, in an object, its values:
+				// gjson's ForEach visits both alike) that are objects.
+				if c == '{' {
+					r = parent.each
+				}
+			case x.keyDepth == d-1 && x.key != 0:
+				r = x.key
+				switch n := &nodes[r]; {
+				case n.each != 0:
+					if c == '{' && n.arrayOnly {
+						r = 0
+					}
+				case c == '[' || n.kids == 0:
+					r = 0
+				}
+			}
+			x.key = 0
+			x.role[d-1] = r
+			if r == 0 {
+				return jsonscan.Nothing
+			}
+			if e := &nodes[r]; e.elem {
+				// An element: what is found in it starts anew; its close is
+				// read when it has a key and a second path (String refs one
+				// without).
+				x.done &^= e.scope
+				if e.slot2 > 0 {
+					return jsonscan.WithClose
+				}
+			}
+			return jsonscan.Members
+		},
+		// The close of an element at depth d: when its key was found, it
+		// goes into refs. Its values are taken, for the next element of
+		// its node to start without them.
+		Close: func(d int) {
+			r := x.role[d-1]
+			e := &nodes[r]
+			if x.vals[e.slot] != 0 {
+				x.ref(toolRef{r, x.vals[e.slot], x.vals[e.slot2]})
+				x.vals[e.slot] = 0
+			}
+			x.vals[e.slot2] = 0
+		},
+		// The string value raw (quotes included) at v of an element's key,
+		// just read: the element goes into refs now when its key is all it
+		// has, else at its close.
+		String: func(raw string, v int) {
+			n := &nodes[x.key]
+			if n.may == nil || n.may(raw) || strings.IndexByte(raw, '\\') >= 0 {
+				if nodes[n.keyOf].slot2 == 0 {
+					x.ref(toolRef{node: n.keyOf, v: v})
+				} else {
+					x.vals[n.slot] = v
+				}
+			}
+			x.key = 0
+		},
+	})
 }
 
 // value returns the bounds of the value of top-level member t.
 func (x *jsonIndex) value(s string, t int) (v, end int, ok bool) {
-	if v, ok = x.at(s, t); !ok {
+	if x.top[t] == 0 {
 		return 0, 0, false
 	}
+	v = jsonscan.Space(s, x.top[t])
 	return v, jsonscan.SkipValue(s, v), true
 }
 
 // topStr returns the value of top-level member t when it is a string.
 func (x *jsonIndex) topStr(s string, t int) (string, bool) {
-	v, ok := x.at(s, t)
-	if !ok {
+	if x.top[t] == 0 {
 		return "", false
 	}
-	return strAt(s, v)
+	return strAt(s, x.top[t])
 }
 
 // strAt returns the string whose value starts at or after v (white space

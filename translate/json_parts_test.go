@@ -198,7 +198,7 @@ func TestJSONIndexProtocols(t *testing.T) {
 		if !scanJSON(s, &x) {
 			t.Fatalf("not valid: %s", s)
 		}
-		if got, want := jsonProtocolOf(topOf(s, &x)), jsonProtocolOf(gjsonTop(s)); got != want {
+		if got, want := jsonProtocolOf(s, &x.top), jsonProtocolOf(s, gjsonTop(s)); got != want {
 			t.Errorf("%s: protocol %v, gjson %v", s, got, want)
 		}
 	}

@@ -21,6 +21,8 @@ type jsonProtocol struct {
 	// index found each, registration).
 	paths []string
 	nodes []uint8
+	tops  []string // its top-level paths, which is reads, and their top slots
+	slots []int
 	is    func(t jsonTop) bool
 	read  func(root gjson.Result, rep *Reply, text bool)
 
@@ -47,58 +49,66 @@ func registerJSON(j *jsonProtocol) {
 		}
 	}
 	for _, path := range j.paths {
-		j.nodes = append(j.nodes, addJSONPath(path, nil))
+		n := addJSONPath(path, nil)
+		if j.nodes = append(j.nodes, n); nodes[n].top {
+			j.tops, j.slots = append(j.tops, path), append(j.slots, nodes[n].slot)
+		}
 	}
 }
 
-// jsonTop is a JSON reply's top level as a protocol's is reads it: where
-// the index found its top-level members. It holds a copy of the index's
-// places, not the index: is is called through a func value, and a
-// pointer handed to one would move the index to the heap.
+// jsonTop is a JSON reply's top level as a protocol's (j) is reads it:
+// where the index found its tops (v: three at most), a copy, not the
+// index: is is called through a func value, and a pointer handed to one
+// would move the index to the heap.
 type jsonTop struct {
-	s   string
-	top [maxTopKeys]int
+	s string
+	j *jsonProtocol
+	v [3]int
 }
 
-// topOf is the top level of s as the index x found it.
-func topOf(s string, x *jsonIndex) jsonTop { return jsonTop{s, x.top} }
-
-// at returns where the value of the first top-level member key starts.
+// at returns where the value of the first top-level member key, one of
+// the protocol's paths, starts: found among its paths, not by the index's
+// tree (JSONReply2K/chat: 200 instructions fewer).
 func (t *jsonTop) at(key string) (int, bool) {
-	i := topSlotOf(key)
-	if i < 0 || t.top[i] == 0 {
-		return 0, false
+	for i, path := range t.j.tops {
+		if path == key && t.v[i] != 0 {
+			return jsonscan.Space(t.s, t.v[i]), true
+		}
 	}
-	return jsonscan.Space(t.s, t.top[i]), true
+	return 0, false
 }
 
 // str returns the value of the first top-level member key when it is a
 // string. key must be one of the protocol's paths.
-func (t jsonTop) str(key string) (string, bool) {
-	v, ok := t.at(key)
-	if !ok {
-		return "", false
+func (t *jsonTop) str(key string) (string, bool) {
+	if v, ok := t.at(key); ok {
+		return strAt(t.s, v)
 	}
-	return strAt(t.s, v)
+	return "", false
 }
 
 // kind returns the first byte of the value of the first top-level member
 // key ('{', '[', '"', 't', …), 0 when there is none. key must be one of
 // the protocol's paths.
-func (t jsonTop) kind(key string) byte {
-	v, ok := t.at(key)
-	if !ok {
-		return 0
+func (t *jsonTop) kind(key string) byte {
+	if v, ok := t.at(key); ok {
+		return t.s[v]
 	}
-	return t.s[v]
+	return 0
 }
 
-// jsonProtocolOf returns the protocol of a JSON reply, nil for a chat
-// completion (SPEC 4 table: the protocols in registration order).
-func jsonProtocolOf(t jsonTop) *jsonProtocol {
+// jsonProtocolOf returns the protocol of a JSON reply s whose top-level
+// members start at top, nil for a chat completion (SPEC 4 table: the
+// protocols in registration order).
+func jsonProtocolOf(s string, top *[maxTopKeys]int) *jsonProtocol {
 	for _, p := range protocols {
-		if j := p.json; j != nil && j.is != nil && j.is(t) {
-			return j
+		if t := (jsonTop{s: s, j: p.json}); t.j != nil && t.j.is != nil {
+			for i, slot := range t.j.slots {
+				t.v[i] = top[slot]
+			}
+			if t.j.is(t) {
+				return t.j
+			}
 		}
 	}
 	return nil
@@ -143,8 +153,7 @@ func (x *jsonIndex) number(s string, i int) (float64, bool) {
 	if x.vals[i] == 0 {
 		return 0, false
 	}
-	v := jsonscan.Space(s, x.vals[i])
-	return jsonscan.Number(s[v:jsonscan.SkipValue(s, v)])
+	return jsonscan.Number(s, jsonscan.Space(s, x.vals[i]))
 }
 
 // addTool adds the tool of an element whose key's and name's values start

@@ -26,7 +26,7 @@ func rewriteJSONReplyRef(body []byte, extra *Meta, opts JSONOptions) (out []byte
 	}
 	rep := opts.newReply()
 	rep.Terminal = true
-	if p := jsonProtocolOf(gjsonTop(s)); p != nil {
+	if p := jsonProtocolOf(s, gjsonTop(s)); p != nil {
 		return rewriteTopLevelMetaRef(body, root, rep, extra, p, opts), &rep.Meta, true
 	}
 	meta = &rep.Meta
@@ -136,14 +136,14 @@ func rewriteJSONReplyRef(body []byte, extra *Meta, opts JSONOptions) (out []byte
 
 // gjsonTop is the top level of the valid reply s as gjson's Get finds its
 // members: the reference the index's top level is held to.
-func gjsonTop(s string) jsonTop {
-	t := jsonTop{s: s}
+func gjsonTop(s string) *[maxTopKeys]int {
+	var top [maxTopKeys]int
 	for i, k := range topKeys {
 		if r := gjson.Get(s, k); r.Exists() {
-			t.top[i] = r.Index
+			top[i] = r.Index
 		}
 	}
-	return t
+	return &top
 }
 
 // rewriteTopLevelMetaRef is the reference for a Responses object or an

@@ -244,29 +244,21 @@ func unescape(e byte) (c byte, ok bool) {
 
 var unescaped = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
-// Number reads raw, a value of a valid document, as gjson reads a number
-// (strconv.ParseFloat; a plain integer of up to 15 digits directly), ok
-// false when it is not one.
-func Number(raw string) (float64, bool) {
-	if raw == "" {
+// Number reads the value at s[i] of a valid document as gjson reads a
+// number (strconv.ParseFloat; a plain integer of up to 15 digits directly,
+// read where it is found), ok false when it is not one.
+func Number(s string, i int) (float64, bool) {
+	if i >= len(s) || s[i] != '-' && (s[i] < '0' || s[i] > '9') {
 		return 0, false
 	}
-	if c := raw[0]; c != '-' && (c < '0' || c > '9') {
-		return 0, false
+	n, j := 0, i
+	for ; j < len(s) && j-i <= 15 && s[j] >= '0' && s[j] <= '9'; j++ {
+		n = n*10 + int(s[j]-'0')
 	}
-	if len(raw) <= 15 {
-		n := 0
-		for i := 0; i < len(raw); i++ {
-			c := raw[i]
-			if c < '0' || c > '9' {
-				goto parse
-			}
-			n = n*10 + int(c-'0')
-		}
+	if j > i && j-i <= 15 && (j == len(s) || s[j] != '.' && s[j] != 'e' && s[j] != 'E') {
 		return float64(n), true
 	}
-parse:
-	f, _ := strconv.ParseFloat(raw, 64) // a valid document's number: ±Inf at worst, as in gjson
+	f, _ := strconv.ParseFloat(s[i:SkipValue(s, i)], 64) // ±Inf at worst, as in gjson
 	return f, true
 }
 

@@ -1,6 +1,8 @@
 package jsonscan
 
 import (
+	"github.com/tidwall/gjson"
+
 	"bytes"
 	"encoding/json"
 	"math/rand"
@@ -206,4 +208,19 @@ func FuzzAppendUnescaped(f *testing.F) {
 			t.Fatalf("Escape(%q, %d) = %q, %d; cut at %d: %q, %d", lit, i, r, n, end, cr, cn)
 		}
 	})
+}
+
+// Number reads a value as gjson reads a number, whatever follows it.
+func TestNumberAsGjson(t *testing.T) {
+	for _, v := range []string{"0", "7", "-1", "-0", "123456789012345", "1234567890123456", "99999999999999999999",
+		"1.5", "0.25", "1e3", "1E-2", "-2.5e+3", `"12"`, "true", "null", "[1]", "{}"} {
+		for _, after := range []string{"", "}", ",", " ", "\n", "]"} {
+			doc := `[` + v + after
+			got, ok := Number(doc, 1)
+			r := gjson.Parse(v)
+			if want := r.Num; ok != (r.Type == gjson.Number) || ok && got != want {
+				t.Errorf("Number(%q, 1) = %v, %v; gjson %v, %v", doc, got, ok, want, r.Type)
+			}
+		}
+	}
 }
