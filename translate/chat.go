@@ -21,7 +21,7 @@ var chatProtocol = protocol{
 	// No request, first event or JSON reply is told as chat: what no other
 	// protocol claims is (RequestKindOf, DetectStart, readJSONReply).
 	events: newChatDialect,
-	keys:   []string{"tool_calls", "function_call", "name", "usage"},
+	keys:   []string{"tool_calls", "name", "usage", "finish_reason"},
 	usage:  &chatUsage,
 	json: &jsonProtocol{
 		// The names of message.tool_calls[*].function.name of each choice,
@@ -44,9 +44,9 @@ func (u *Usage) ReadChat(usage gjson.Result) bool { return u.read(usage, &chatUs
 // order.
 const (
 	hasToolCall = keyProtocol << iota // "tool_calls"
-	hasFuncCall                       // "function_call"
 	hasName                           // "name"
 	hasUsage                          // "usage"
+	hasFinish                         // "finish_reason"
 )
 
 // chatDialect reads OpenAI chat-completion chunks (SPEC 4.3): tool names
@@ -119,8 +119,11 @@ func (c chatDialect) end(term []byte) {
 
 // deltaToolNames calls add with each name in
 // choices[*].delta.tool_calls[*].function.name and
-// choices[*].delta.function_call.name of a chunk (the # queries of gjson,
-// walked without building their result strings).
+// choices[*].delta.function_call.name of a chunk that names something (the
+// # queries of gjson, walked without building their result strings). The
+// key scan looks for no "function_call": the legacy calls are rare, and a
+// second key of its first byte ("finish_reason" is one, for noteEnd) cost
+// every chunk a comparison.
 func deltaToolNames(s string, keys keySet, add func(string)) {
 	choices := gjson.Get(s, "choices")
 	if !choices.IsArray() {
@@ -139,7 +142,7 @@ func deltaToolNames(s string, keys keySet, add func(string)) {
 			return true
 		})
 	}
-	if keys&hasFuncCall != 0 {
+	if strings.Contains(s, `"function_call"`) {
 		choices.ForEach(func(_, c gjson.Result) bool {
 			if n := c.Get("delta.function_call.name"); n.Type == gjson.String {
 				add(n.Str)
@@ -231,14 +234,14 @@ func readChatCalls(root gjson.Result, rep *Reply) {
 func (c chatDialect) object(raw, data []byte, s string, keys keySet) verdict {
 	r := c.w
 	rep := r.reply
-	if keys&(hasToolCall|hasFuncCall) != 0 && keys&hasName != 0 {
+	if keys&hasName != 0 {
 		deltaToolNames(s, keys, rep.Meta.AddTool)
 	}
 	if rep.ToolArguments && keys&hasToolCall != 0 {
 		readDeltaCalls(s, rep)
 	}
 	if !r.endSeen {
-		c.noteEnd(s, data)
+		c.noteEnd(s, data, keys)
 	}
 	// Any error event of SPEC 4.3 is one, choices beside it or not:
 	// OpenRouter ends a failed generation with a chunk that has both
@@ -300,8 +303,9 @@ func (c chatDialect) object(raw, data []byte, s string, keys keySet) verdict {
 // noteEnd reads what SPEC 11.1 asks of a chat chunk until the stream's
 // end: whether it is a chat chunk (an object with a choices array), which
 // makes the stream one that can be cut short, and whether one of its
-// choices has a finish_reason, which is its end.
-func (c chatDialect) noteEnd(s string, data []byte) {
+// choices has a finish_reason, which is its end: looked for only when the
+// key scan saw the key, from where it saw the first key.
+func (c chatDialect) noteEnd(s string, data []byte, keys keySet) {
 	r := c.w
 	if !r.opened {
 		if !gjson.Get(s, "choices").IsArray() || !jsonscan.Valid(s) {
@@ -311,7 +315,7 @@ func (c chatDialect) noteEnd(s string, data []byte) {
 	}
 	// A chunk cut short inside is no chunk; only checked when the bytes
 	// show a finish_reason, once a stream.
-	r.endSeen = finishReasonSet(data) && jsonscan.Valid(s)
+	r.endSeen = keys&hasFinish != 0 && finishReasonFrom(data, r.keys.First()) && jsonscan.Valid(s)
 }
 
 // appendInterrupted is the chat stream's error event for a stream cut

@@ -7,7 +7,7 @@ import (
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
 )
 
-// finishReasonSetRef is finishReasonSet as bytes.Index finds the key
+// finishReasonSetRef is finishReasonFrom as bytes.Index finds the key
 // without its first quote, checked after (so that a key may begin at the
 // closing quote of another), the reference its one-byte search must agree
 // with.
@@ -53,8 +53,8 @@ func TestFinishReasonSet(t *testing.T) {
 		finishReasonSeeds[0]: false, finishReasonSeeds[1]: true, finishReasonSeeds[2]: true,
 		finishReasonSeeds[3]: false, `{"x_finish_reason":"stop"}`: false,
 	} {
-		if got := finishReasonSet([]byte(s)); got != want {
-			t.Errorf("finishReasonSet(%s) = %v, want %v", s, got, want)
+		if got := finishReasonFrom([]byte(s), 0); got != want {
+			t.Errorf("finishReasonFrom(%s, 0) = %v, want %v", s, got, want)
 		}
 	}
 }
@@ -67,7 +67,16 @@ func FuzzFinishReasonSet(f *testing.F) {
 }
 
 func checkFinishReasonSet(t *testing.T, data []byte) {
-	if got, want := finishReasonSet(data), finishReasonSetRef(data); got != want {
-		t.Fatalf("finishReasonSet(%q) = %v, the reference %v", data, got, want)
+	// From any place up to the key's first occurrence, as the key scan's
+	// first key is.
+	want := finishReasonSetRef(data)
+	first := bytes.Index(data, []byte(`"finish_reason"`))
+	if first < 0 {
+		first = len(data)
+	}
+	for at := 0; at <= first; at++ {
+		if got := finishReasonFrom(data, at); got != want {
+			t.Fatalf("finishReasonFrom(%q, %d) = %v, the reference %v", data, at, got, want)
+		}
 	}
 }

@@ -48,7 +48,7 @@ func refToolNames(s string) []string {
 func newToolNames(s string) []string {
 	var names []string
 	keys := keySet(chatProtocol.keyTable.Scan([]byte(s)))
-	if keys&(hasToolCall|hasFuncCall) != 0 && keys&hasName != 0 {
+	if keys&hasName != 0 {
 		deltaToolNames(s, keys, func(n string) { names = append(names, n) })
 	}
 	return names

@@ -173,3 +173,7 @@ func CommonPrefix(a, b []byte) int {
 
 // Held is the event held (Hold).
 func (k *KeyScanner) Held() []byte { return k.held }
+
+// First is where the first key of the event last scanned begins (its
+// quote), or the event's length when it has none.
+func (k *KeyScanner) First() int { return k.first }
