@@ -58,7 +58,7 @@ type chatDialect struct {
 }
 
 // newChatDialect reads a stream as chat chunks: it opens (SPEC 11.1) at
-// its first chat chunk, not at its first JSON event (noteEnd).
+// its first chat chunk, not at its first JSON event (opens).
 func newChatDialect(w *SSERewriter) eventDialect {
 	w.opensAtFirst = false
 	return chatDialect{w}
@@ -122,7 +122,7 @@ func (c chatDialect) end(term []byte) {
 // choices[*].delta.function_call.name of a chunk that names something (the
 // # queries of gjson, walked without building their result strings). The
 // key scan looks for no "function_call": the legacy calls are rare, and a
-// second key of its first byte ("finish_reason" is one, for noteEnd) cost
+// second key of its first byte ("finish_reason" is one, for SPEC 11.1) cost
 // every chunk a comparison.
 func deltaToolNames(s string, keys keySet, add func(string)) {
 	choices := gjson.Get(s, "choices")
@@ -240,8 +240,11 @@ func (c chatDialect) object(raw, data []byte, s string, keys keySet) verdict {
 	if rep.ToolArguments && keys&hasToolCall != 0 {
 		readDeltaCalls(s, rep)
 	}
-	if !r.endSeen {
-		c.noteEnd(s, data, keys)
+	// SPEC 11.1, until the stream's end: its first chat chunk opens it, and
+	// a chunk with a finish_reason (only looked for where the key scan saw
+	// the key) ends it. A chunk cut short inside is no chunk.
+	if !r.endSeen && (r.opened || c.opens(s)) && keys&hasFinish != 0 {
+		r.endSeen = finishReasonFrom(data, r.keys.First()) && jsonscan.Valid(s)
 	}
 	// Any error event of SPEC 4.3 is one, choices beside it or not:
 	// OpenRouter ends a failed generation with a chunk that has both
@@ -300,22 +303,12 @@ func (c chatDialect) object(raw, data []byte, s string, keys keySet) verdict {
 	return vForward
 }
 
-// noteEnd reads what SPEC 11.1 asks of a chat chunk until the stream's
-// end: whether it is a chat chunk (an object with a choices array), which
-// makes the stream one that can be cut short, and whether one of its
-// choices has a finish_reason, which is its end: looked for only when the
-// key scan saw the key, from where it saw the first key.
-func (c chatDialect) noteEnd(s string, data []byte, keys keySet) {
-	r := c.w
-	if !r.opened {
-		if !gjson.Get(s, "choices").IsArray() || !jsonscan.Valid(s) {
-			return
-		}
-		r.opened = true
-	}
-	// A chunk cut short inside is no chunk; only checked when the bytes
-	// show a finish_reason, once a stream.
-	r.endSeen = keys&hasFinish != 0 && finishReasonFrom(data, r.keys.First()) && jsonscan.Valid(s)
+// opens reports whether a chunk opens the stream (SPEC 11.1): it is a chat
+// chunk, an object with a choices array, which makes the stream one that
+// can be cut short.
+func (c chatDialect) opens(s string) bool {
+	c.w.opened = gjson.Get(s, "choices").IsArray() && jsonscan.Valid(s)
+	return c.w.opened
 }
 
 // appendInterrupted is the chat stream's error event for a stream cut
