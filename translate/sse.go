@@ -125,14 +125,20 @@ func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
 		if !blank {
 			continue
 		}
-		// A blank line: the event is complete.
+		// A blank line: the event is complete. Its size leaves out the LF
+		// of a CRLF that ends it, which may come in the next write: an
+		// event is as large however the writes cut it.
 		s.eventCR = s.skipLF // it ended on a CR that ends p: its LF may follow
+		size := i - start
+		if i-end == 2 {
+			size--
+		}
 		switch {
 		case s.oversize:
 			h.Oversize(p[start:i], false)
 			s.oversize = false
 		case len(s.buf) == 0:
-			if i-start > s.Max {
+			if size > s.Max {
 				h.Oversize(p[start:i], true)
 			} else {
 				s.hinted = s.dataLines <= 1 && !s.dataBOM
@@ -140,7 +146,7 @@ func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
 				h.Event(p[start:i])
 				s.hinted, s.at = false, -1
 			}
-		case len(s.buf)+i-start > s.Max:
+		case len(s.buf)+size > s.Max:
 			h.Oversize(s.buf, true)
 			h.Oversize(p[start:i], false)
 			s.buf = s.buf[:0]

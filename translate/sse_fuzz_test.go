@@ -66,8 +66,8 @@ func FuzzSSESplitter(f *testing.F) {
 		}
 		evs, over := h.events(t)
 		for i, e := range evs {
-			if over[i] != (len(e) > max) {
-				t.Fatalf("event of %d bytes, limit %d: oversize=%v", len(e), max, over[i])
+			if over[i] != (eventSize(e) > max) {
+				t.Fatalf("event of %d bytes, limit %d: oversize=%v", eventSize(e), max, over[i])
 			}
 		}
 		evs = normalizeSplitCRLF(evs)

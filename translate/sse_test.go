@@ -268,6 +268,16 @@ func TestSSESplitterZeroCopy(t *testing.T) {
 	}
 }
 
+// eventSize is the size of an event the splitter compares with its Max:
+// the LF of a CRLF that ends its blank line is not counted (it may come in
+// the next write).
+func eventSize(e []byte) int {
+	if n := len(e); bytes.HasSuffix(e, []byte("\r\n")) && (n == 2 || e[n-3] == '\n' || e[n-3] == '\r') {
+		return n - 1
+	}
+	return len(e)
+}
+
 // Whatever the chunking, every byte is handed on once, in order, and the
 // events are those of the whole input.
 func TestSSESplitterChunkingInvariant(t *testing.T) {
@@ -289,7 +299,7 @@ func TestSSESplitterChunkingInvariant(t *testing.T) {
 				}
 				evs, over := h.events(t)
 				for i, e := range evs {
-					if over[i] != (len(e) > max) {
+					if over[i] != (eventSize(e) > max) {
 						t.Fatalf("corpus %d max %d %s: event %q (%d bytes) oversize=%v", ci, max, name, e, len(e), over[i])
 					}
 				}
