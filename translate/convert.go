@@ -76,6 +76,9 @@ func (c *convCore) init(out io.Writer, opts ConvertOptions) {
 	if c.maxLine <= 0 {
 		c.maxLine = defaultMaxLine
 	}
+	if c.opts.Stats == nil {
+		c.opts.Stats = new(Stats) // read by no one: spares a check per event
+	}
 }
 
 // write runs feed over p, the converter's reading of it, and writes the
@@ -96,8 +99,8 @@ func (c *convCore) write(p []byte, feed func([]byte)) (int, error) {
 	return len(p), nil
 }
 
-// close ends the stream: rest converts what was left unended, then the
-// meta-only event and [DONE] are written. Later calls write nothing and
+// close ends the stream: rest converts what was left unended, then end
+// writes [DONE] or closes the rewriter. Later calls write nothing and
 // return the output's error, if any.
 func (c *convCore) close(rest func()) error {
 	if c.err != nil || c.ended {
@@ -110,18 +113,12 @@ func (c *convCore) close(rest func()) error {
 }
 
 // count counts an event read (ConvertOptions.Stats).
-func (c *convCore) count() {
-	if s := c.opts.Stats; s != nil {
-		s.Events++
-	}
-}
+func (c *convCore) count() { c.opts.Stats.Events++ }
 
 // skip counts an event skipped and tells Debug why (never its content).
 func (c *convCore) skip(msg string) {
-	if s := c.opts.Stats; s != nil {
-		s.Events++
-		s.Skipped++
-	}
+	c.opts.Stats.Events++
+	c.opts.Stats.Skipped++
 	if c.opts.Debug != nil {
 		c.opts.Debug(msg)
 	}
@@ -129,9 +126,7 @@ func (c *convCore) skip(msg string) {
 
 // oversize skips a line or event longer than MaxLine, dropped.
 func (c *convCore) oversize(msg string) {
-	if s := c.opts.Stats; s != nil {
-		s.Oversize++
-	}
+	c.opts.Stats.Oversize++
 	c.skip(msg)
 }
 

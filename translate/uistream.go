@@ -249,12 +249,11 @@ var uiDeltaParts = [...]struct{ typ, head, deltaKey, field string }{
 // SDK sends it: its head, the id, its delta key, the delta and "}", no
 // white space, no other key. It returns which part it is, the delta's
 // JSON string literal (quotes included) and whether it holds an escape.
-// ok is false for any other event,
-// which is then validated and read as any: both strings are validated
-// here, and the rest of s is literal text, so s is valid JSON whenever ok
-// is true (FuzzUIDeltaAsSent holds this to jsonscan.Valid and jsonscan.ObjectValue).
-// One pass over s, where validating it and then finding type and delta
-// walked it three times.
+// ok is false for any other event, which is then validated and read as
+// any: both strings are validated here, and the rest of s is literal text,
+// so s is valid JSON whenever ok is true (FuzzUIDeltaAsSent holds this to
+// jsonscan.Valid and jsonscan.ObjectValue). One pass over s, where
+// validating it and then finding type and delta walked it three times.
 func uiDeltaAsSent(s string) (part int, raw string, esc, ok bool) {
 	for part = range uiDeltaParts {
 		p := &uiDeltaParts[part]
