@@ -35,8 +35,13 @@ func NewChunkHead(id string, created int64, model string) ChunkHead {
 }
 
 // chunkHeadFrom takes id, created and model from an upstream chunk's JSON,
-// falling back to def for each one missing.
+// falling back to def for each one missing, and for all of them when the
+// chunk is not valid JSON (one cut short: gjson reads {"created"00 as a
+// number, which the module's own event would repeat).
 func chunkHeadFrom(data []byte, def func() ChunkHead) ChunkHead {
+	if !jsonscan.Valid(strView(data)) {
+		return def()
+	}
 	res := gjson.GetManyBytes(data, "id", "created", "model")
 	var h ChunkHead
 	// The id and model are repeated as the upstream wrote them, in valid
