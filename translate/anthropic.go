@@ -26,7 +26,7 @@ var anthropicProtocol = protocol{
 		return strings.HasSuffix(path, "/messages") || header(h, "Anthropic-Version") != ""
 	},
 	// A stream whose first event is message_start.
-	startsEvents: func(ev *firstEvent) bool { return ev.hasType && isAnthropicType(ev.typ) },
+	startsEvents: func(ev *firstEvent) bool { return ev.hasType && ev.typ == "message_start" },
 	events:       func(w *SSERewriter) eventDialect { return &anthropicDialect{w: w, block: -1} },
 	json: &jsonProtocol{
 		// A JSON reply with "type":"message".
@@ -57,8 +57,6 @@ var anthropicUsage = usageNames{parts: true, paths: []string{"input_tokens", "ca
 func (u *Usage) UpdateAnthropic(usage gjson.Result) bool {
 	return usage.IsObject() && u.read(usage, &anthropicUsage)
 }
-
-func isAnthropicType(t string) bool { return t == "message_start" }
 
 // anthropicDialect reads a Messages event stream. Every event passes as it
 // came except message_stop, which gains the meta.

@@ -73,16 +73,13 @@ func eventProtocolOf(f Format) *protocol {
 	return &chatProtocol
 }
 
-// last is the data of the last chunk, for the final meta chunk's head: the
-// key scan holds it (object hands it every chunk).
-func (c chatDialect) last() []byte { return c.w.keys.Held() }
-
 func (c chatDialect) doneEvent() verdict { return vTerminal }
 
 // head is the id, created and model the final chunks repeat: the last
-// chunk's, else fresh ones.
+// chunk's (the key scan holds it: object hands it every chunk), else fresh
+// ones.
 func (c chatDialect) head() ChunkHead {
-	return chunkHeadFrom(c.last(), func() ChunkHead { return NewChunkHead("", 0, c.w.opts.Model) })
+	return chunkHeadFrom(c.w.keys.Held(), func() ChunkHead { return NewChunkHead("", 0, c.w.opts.Model) })
 }
 
 // end writes the one final meta event, when there is something to say and
@@ -411,7 +408,7 @@ func (r *SSERewriter) WriteMadeDeltas(p []byte, count int, content string) (bool
 	if r.err != nil {
 		return true, r.err
 	}
-	if r.done || r.opts.Structured != nil || !r.chatChunks() {
+	if _, chat := r.dialect.(chatDialect); r.done || r.opts.Structured != nil || !chat {
 		return false, nil
 	}
 	if r.opts.Stats != nil {
@@ -427,12 +424,6 @@ func (r *SSERewriter) WriteMadeDeltas(p []byte, count int, content string) (bool
 		r.err = ErrContentTooLarge
 	}
 	return true, r.err
-}
-
-// chatChunks reports whether the stream is read as chat chunks.
-func (r *SSERewriter) chatChunks() bool {
-	_, ok := r.dialect.(chatDialect)
-	return ok
 }
 
 // The chat completion as a JSON reply (SPEC 4.2): what no JSON protocol

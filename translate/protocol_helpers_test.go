@@ -127,12 +127,12 @@ func IsUIStreamEvent(data []byte) bool {
 // event: a JSON object whose type starts with "response.".
 func IsResponsesEvent(data []byte) bool {
 	t, ok := typeOf(data)
-	return ok && isResponsesType(t)
+	return responsesProtocol.startsEvents(&firstEvent{typ: t, hasType: ok})
 }
 
 // IsAnthropicEvent reports whether an event's data starts an Anthropic
 // Messages stream: a JSON object of type message_start.
 func IsAnthropicEvent(data []byte) bool {
 	t, ok := typeOf(data)
-	return ok && isAnthropicType(t)
+	return anthropicProtocol.startsEvents(&firstEvent{typ: t, hasType: ok})
 }

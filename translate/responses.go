@@ -25,7 +25,7 @@ var responsesProtocol = protocol{
 	// A request whose path ends in /responses.
 	request: func(path string, _ Header) bool { return strings.HasSuffix(path, "/responses") },
 	// A stream whose first event's type starts with "response.".
-	startsEvents: func(ev *firstEvent) bool { return ev.hasType && isResponsesType(ev.typ) },
+	startsEvents: func(ev *firstEvent) bool { return ev.hasType && strings.HasPrefix(ev.typ, "response.") },
 	events:       func(w *SSERewriter) eventDialect { return &responsesDialect{w: w} },
 	json: &jsonProtocol{
 		// A JSON reply with "object":"response".
@@ -50,8 +50,6 @@ var responsesUsage = usageNames{paths: []string{"input_tokens", "output_tokens",
 
 // ReadResponses replaces u with a Responses API usage object.
 func (u *Usage) ReadResponses(usage gjson.Result) bool { return u.read(usage, &responsesUsage) }
-
-func isResponsesType(t string) bool { return strings.HasPrefix(t, "response.") }
 
 // responsesDialect reads a Responses event stream. Every event passes as it
 // came except the terminal one, whose response object gains the meta.
