@@ -240,7 +240,7 @@ func (h *Hustle) usageInto(r *Reply) {
 			continue
 		}
 		if !r.Usage.Known() {
-			r.Usage.ReadHustle(v)
+			r.Usage.read(v, &hustleUsage)
 		}
 		if c := v.Get("costUsd"); c.Type == gjson.Number {
 			r.setRankedCost(c.Num, costHustle)
@@ -249,17 +249,8 @@ func (h *Hustle) usageInto(r *Reply) {
 	}
 }
 
-// ReadHustle replaces u with Hustle's token_usage (or path_info) element:
-// tokensIn, tokensOut, cachedTokens. Its totalTokens counts something else,
-// so the total is always input + output.
-func (u *Usage) ReadHustle(el gjson.Result) bool {
-	in, okIn := count(el.Get("tokensIn"))
-	out, okOut := count(el.Get("tokensOut"))
-	if !u.replace(in, okIn, out, okOut) {
-		return false
-	}
-	if n, ok := count(el.Get("cachedTokens")); ok {
-		u.setCached(n)
-	}
-	return true
-}
+// hustleUsage names the counts of Hustle's token_usage (or path_info)
+// element: tokensIn, tokensOut, cachedTokens. Its totalTokens counts
+// something else, so the total is always input + output; its costUsd has
+// a rank of its own (usageInto).
+var hustleUsage = usageNames{paths: []string{"tokensIn", "tokensOut", "", "cachedTokens", "", ""}}

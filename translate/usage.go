@@ -63,7 +63,8 @@ type usageCount struct {
 // then that of the cost (SPEC 9.1, 9.2). The counts are input, output,
 // total, cached and reasoning (apply); or, for an input counted in parts,
 // the uncached input, the cache reads, the cache writes and the output
-// (applyParts). The index records each count in a slot (setUp).
+// (applyParts). An empty path: the protocol gives no such count. The index
+// records each count in a slot (setUp).
 type usageNames struct {
 	paths []string
 	parts bool
@@ -79,7 +80,9 @@ func (u *Usage) read(usage gjson.Result, n *usageNames) bool {
 	var c [maxUsageCounts]usageCount
 	k := len(n.paths) - 1
 	for i, path := range n.paths[:k] {
-		c[i].n, c[i].ok = count(usage.Get(path))
+		if path != "" {
+			c[i].n, c[i].ok = count(usage.Get(path))
+		}
 	}
 	return u.applyAs(n, c[:k])
 }

@@ -15,7 +15,7 @@ func TestUsageReaders(t *testing.T) {
 	responses := (*Usage).ReadResponses
 	anthropic := (*Usage).UpdateAnthropic
 	aisdk := (*Usage).ReadAISDK
-	hustle := (*Usage).ReadHustle
+	hustle := func(u *Usage, el gjson.Result) bool { return u.read(el, &hustleUsage) }
 	cases := []struct {
 		name  string
 		read  func(*Usage, gjson.Result) bool
@@ -58,6 +58,7 @@ func TestUsageReaders(t *testing.T) {
 			`{"input_tokens":100,"output_tokens":20,"total_tokens":120,"cached_input_tokens":40}`},
 		{"hustle zero cached", hustle, `{"tokensIn":1,"tokensOut":2,"cachedTokens":0}`, `{"input_tokens":1,"output_tokens":2,"total_tokens":3,"cached_input_tokens":0}`},
 		{"hustle only total", hustle, `{"totalTokens":5}`, ""},
+		{"hustle empty name is no count", hustle, `{"tokensIn":1,"tokensOut":2,"":99}`, `{"input_tokens":1,"output_tokens":2,"total_tokens":3}`},
 	}
 	for _, c := range cases {
 		var u Usage
