@@ -162,11 +162,8 @@ func (t *toolCalls) addArgs(c *callEntry, raw string) {
 		return
 	}
 	if raw[0] == '"' && len(raw) >= 2 {
-		lit := raw[1 : len(raw)-1]
-		if lit == "" {
-			return
-		}
-		if strings.IndexByte(lit, '\\') >= 0 {
+		raw = raw[1 : len(raw)-1] // the literal
+		if strings.IndexByte(raw, '\\') >= 0 {
 			// A decoded byte takes at most six of the literal's: a prefix
 			// of 6 × room bytes and two escapes more decodes to more than
 			// room bytes, the escape it may cut short beyond them.
@@ -174,14 +171,12 @@ func (t *toolCalls) addArgs(c *callEntry, raw string) {
 			if c.replace {
 				room = keepArgs
 			}
-			if limit := 6*max(room, 0) + 24; len(lit) > limit {
-				lit = lit[:limit]
+			if limit := 6*max(room, 0) + 24; len(raw) > limit {
+				raw = raw[:limit]
 			}
-			t.scratch = jsonscan.AppendUnescaped(t.scratch[:0], lit)
-			lit = strView(t.scratch)
+			t.scratch = jsonscan.AppendUnescaped(t.scratch[:0], raw)
+			raw = strView(t.scratch)
 		}
-		c.add(lit)
-		return
 	}
 	c.add(raw)
 }
