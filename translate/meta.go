@@ -446,9 +446,7 @@ func (m *Meta) Merge(o *Meta) {
 				m.SetTrimmed(o.trimmed)
 			}
 		default:
-			if o.vals[i] != nil {
-				m.setValue(k, o.vals[i], false) // already in its stored form
-			}
+			m.setValue(k, o.vals[i], false) // already in its stored form; nil: none
 		}
 	}
 }
