@@ -163,6 +163,9 @@ func (r *SSERewriter) Close() error {
 	if r.err != nil {
 		return r.err
 	}
+	if r.eolCR { // the first line's CR ended the stream: no LF follows it
+		r.eolCR, r.eol = false, eolCR
+	}
 	r.split.Close(r)
 	r.end(nil)
 	r.flushPending()

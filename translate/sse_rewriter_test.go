@@ -188,8 +188,9 @@ func TestSSERewriterUnterminatedLastEvent(t *testing.T) {
 		{tool, tool + "\n\n" + meta},
 		{tool + "\n", tool + "\n\n" + meta},
 		{tool + "\r\n", tool + "\r\n\r\n" + metaCRLF},
-		// The first line's CR ends the stream: no line ending is known.
-		{tool + "\r", tool + "\r\n\n" + meta},
+		// The first line's CR ends the stream: the stream's line ending is
+		// that CR (SPEC 4.3), after the LF that completes it.
+		{tool + "\r", tool + "\r\n\r" + strings.ReplaceAll(meta, "\n", "\r")},
 		{tool + "\n\n", tool + "\n\n" + meta},
 		{tool + "\r\n\r\n", tool + "\r\n\r\n" + metaCRLF},
 		{tool + "\r\r", tool + "\r\r\n" + strings.ReplaceAll(meta, "\n", "\r")},
