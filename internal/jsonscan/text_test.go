@@ -1,14 +1,14 @@
 package jsonscan
 
 import (
-	"github.com/tidwall/gjson"
-
 	"bytes"
 	"encoding/json"
 	"math/rand"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 )
 
 func TestAppendString(t *testing.T) {
