@@ -54,6 +54,9 @@ func registerJSON(j *jsonProtocol) {
 			j.tops, j.slots = append(j.tops, path), append(j.slots, nodes[n].slot)
 		}
 	}
+	if len(j.tops) > len(jsonTop{}.v) {
+		panic("translate: more top-level paths in a JSON protocol than jsonTop holds")
+	}
 }
 
 // jsonTop is a JSON reply's top level as a protocol's (j) is reads it:

@@ -143,3 +143,17 @@ func TestJSONReplyText(t *testing.T) {
 		}
 	}
 }
+
+// A JSON protocol whose is would read more top-level members than jsonTop
+// holds is refused at registration, not by an index out of range at its
+// first reply. Its paths are top-level keys other protocols registered
+// already, so the tree does not change.
+func TestRegisterJSONRefusesTooManyTops(t *testing.T) {
+	j := &jsonProtocol{paths: []string{"choices", "candidates", "promptFeedback", "object"}}
+	defer func() {
+		if recover() == nil {
+			t.Fatalf("%d top-level paths registered; jsonTop holds %d", len(j.tops), len(jsonTop{}.v))
+		}
+	}()
+	registerJSON(j)
+}
