@@ -79,6 +79,15 @@ func FuzzGeminiStream(f *testing.F) {
 			for p < len(in) && p < len(out) && in[p] == out[p] {
 				p++
 			}
+			if spliced := wrep.Terminal && !wrep.Meta.Empty(); spliced && p > 0 && in[p-1] == '\r' && p < len(out) && out[p] == '\n' {
+				// The event before the one rewritten ended in a CR: the
+				// module wrote its LF before writing there, in any stream
+				// (sse_eol.go: it cannot know whether that LF is coming).
+				out = out[:p] + out[p+1:]
+				for p < len(in) && p < len(out) && in[p] == out[p] {
+					p++
+				}
+			}
 			s := 0
 			for s < len(in)-p && s < len(out)-p && in[len(in)-1-s] == out[len(out)-1-s] {
 				s++
