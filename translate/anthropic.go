@@ -31,11 +31,8 @@ var anthropicProtocol = protocol{
 	json: &jsonProtocol{
 		// A JSON reply with "type":"message".
 		paths: []string{"type"},
-		is: func(t jsonTop) bool {
-			o, ok := t.str("type")
-			return ok && o == "message"
-		},
-		read: readMessage,
+		is:    func(t jsonTop) bool { return t.strIs("type", "message") },
+		read:  readMessage,
 		// Content blocks, by their type (anthropicToolOf).
 		tools: []string{"content.*.type", "content.*.name"},
 		// A tool block's type ends in tool_use.

@@ -434,8 +434,8 @@ func (r *SSERewriter) WriteMadeDeltas(p []byte, count int, content string) (bool
 // choice's meta, then what every protocol's index reading reads.
 func readChat(s string, x *jsonIndex, rep *Reply, opts *JSONOptions) (choiceMeta []int) {
 	j := chatProtocol.json
-	if x.seen&(1<<j.nodes[0]) != 0 {
-		if v, end, ok := x.value(s, topSlotOf("choices")); ok {
+	if x.Seen(j.nodes[0]) {
+		if v, end, ok := x.value(s, replyPaths.TopSlot("choices")); ok {
 			choiceMeta = mergeChoiceMetas(gjson.Parse(s[v:end]), &rep.Meta)
 		}
 	}

@@ -53,7 +53,7 @@ var geminiProtocol = protocol{
 	json: &jsonProtocol{
 		paths: []string{"candidates", "promptFeedback", "choices"},
 		is: func(t jsonTop) bool {
-			return (t.kind("candidates") == '[' || t.kind("promptFeedback") == '{') && t.kind("choices") == 0
+			return t.kind("choices") == 0 && (t.kind("candidates") == '[' || t.kind("promptFeedback") == '{')
 		},
 		read: readGemini,
 	},

@@ -73,6 +73,7 @@ func manyTools(head, item, tail string) string {
 // benchmarks' replies, the fuzz corpus kept in testdata, the upstream
 // bodies of the shared conformance cases when they are there.
 func partsCorpus(t testing.TB) [][]byte {
+	RegisterTally()
 	var out [][]byte
 	for _, s := range append(append(append([]string(nil), jsonReplySeeds...), protocolReplySeeds...), choiceMetaSeeds...) {
 		out = append(out, []byte(s))
@@ -198,7 +199,7 @@ func TestJSONIndexProtocols(t *testing.T) {
 		if !scanJSON(s, &x) {
 			t.Fatalf("not valid: %s", s)
 		}
-		if got, want := jsonProtocolOf(s, &x.top), jsonProtocolOf(s, gjsonTop(s)); got != want {
+		if got, want := jsonProtocolOf(s, &x.Top), jsonProtocolOf(s, gjsonTop(s)); got != want {
 			t.Errorf("%s: protocol %v, gjson %v", s, got, want)
 		}
 	}

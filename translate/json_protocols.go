@@ -8,7 +8,8 @@ import (
 
 // jsonProtocol is the reading of a protocol's JSON replies, declared in the
 // protocol's file: is recognises one by its top level (nil for chat, which
-// takes what no other protocol claims); read reads the reply into the
+// takes what no other protocol claims), asked only of a reply that has
+// one of its top-level paths at least; read reads the reply into the
 // record the general way (gjson: its text for run-once, keys with
 // escapes). A protocol with tools and a usage reading is also read by the
 // index of the pass that validated the reply (readIndexed), which records
@@ -20,7 +21,7 @@ type jsonProtocol struct {
 	// members is reads, and others it reads itself (nodes: where the
 	// index found each, registration).
 	paths []string
-	nodes []uint8
+	nodes []jsonscan.Node
 	tops  []string // its top-level paths, which is reads, and their top slots
 	slots []int
 	is    func(t jsonTop) bool
@@ -43,19 +44,22 @@ type jsonProtocol struct {
 // paths.
 func registerJSON(j *jsonProtocol) {
 	for _, path := range j.tools {
-		n := addJSONPath(path, j.mayBeTool)
-		if e := nodes[n].keyOf; e != 0 {
+		if e := replyPaths.ElementOf(replyPaths.Add(path, j.mayBeTool)); e != 0 {
 			j.elems |= 1 << e
 		}
 	}
 	for _, path := range j.paths {
-		n := addJSONPath(path, nil)
-		if j.nodes = append(j.nodes, n); nodes[n].top {
-			j.tops, j.slots = append(j.tops, path), append(j.slots, nodes[n].slot)
+		n := replyPaths.Add(path, nil)
+		j.nodes = append(j.nodes, n)
+		if slot, top := replyPaths.Slot(n); top {
+			j.tops, j.slots = append(j.tops, path), append(j.slots, slot)
 		}
 	}
 	if len(j.tops) > len(jsonTop{}.v) {
 		panic("translate: more top-level paths in a JSON protocol than jsonTop holds")
+	}
+	if j.is != nil {
+		jsonIs = append(jsonIs, j)
 	}
 }
 
@@ -81,13 +85,28 @@ func (t *jsonTop) at(key string) (int, bool) {
 	return 0, false
 }
 
-// str returns the value of the first top-level member key when it is a
-// string. key must be one of the protocol's paths.
-func (t *jsonTop) str(key string) (string, bool) {
-	if v, ok := t.at(key); ok {
-		return strAt(t.s, v)
+// strIs reports whether the value of the first top-level member key is
+// the string want (no quote or backslash in it): compared as it is
+// written, up to its first difference, decoded only when an escape comes
+// first. key must be one of the protocol's paths.
+func (t *jsonTop) strIs(key, want string) bool {
+	v, ok := t.at(key)
+	if !ok || t.s[v] != '"' {
+		return false
 	}
-	return "", false
+	raw := t.s[v+1:] // the document is valid: the string closes in it
+	for i := 0; i < len(raw); i++ {
+		switch {
+		case raw[i] == '\\':
+			str, _ := strAt(t.s, v)
+			return str == want
+		case i == len(want):
+			return raw[i] == '"'
+		case raw[i] != want[i]:
+			return false
+		}
+	}
+	return false
 }
 
 // kind returns the first byte of the value of the first top-level member
@@ -103,19 +122,23 @@ func (t *jsonTop) kind(key string) byte {
 // jsonProtocolOf returns the protocol of a JSON reply s whose top-level
 // members start at top, nil for a chat completion (SPEC 4 table: the
 // protocols in registration order).
-func jsonProtocolOf(s string, top *[maxTopKeys]int) *jsonProtocol {
-	for _, p := range protocols {
-		if t := (jsonTop{s: s, j: p.json}); t.j != nil && t.j.is != nil {
-			for i, slot := range t.j.slots {
-				t.v[i] = top[slot]
-			}
-			if t.j.is(t) {
-				return t.j
-			}
+func jsonProtocolOf(s string, top *[jsonscan.MaxTops]int) *jsonProtocol {
+	for _, j := range jsonIs {
+		t := jsonTop{s: s, j: j}
+		some := 0
+		for i, slot := range j.slots {
+			t.v[i] = top[slot]
+			some |= t.v[i]
+		}
+		if some != 0 && j.is(t) {
+			return j
 		}
 	}
 	return nil
 }
+
+// jsonIs is the JSON protocols with an is, in registration order.
+var jsonIs []*jsonProtocol
 
 // readIndexed reads a reply of the protocol by its index, without its
 // text: its id (only for who reads it: the end hook, OpenClaw's run id) and
@@ -130,12 +153,12 @@ func (p *jsonProtocol) readIndexed(s string, x *jsonIndex, rep *Reply, opts *JSO
 	if v, end, ok := x.value(s, topMeta); ok && s[v] == '{' {
 		rep.Meta.mergeResult(gjson.Parse(s[v:end]))
 	}
-	for _, r := range x.refs() {
-		if p.elems&(1<<r.node) != 0 {
-			p.addTool(s, r.v, r.name, &rep.Meta)
+	for _, r := range x.Refs() {
+		if p.elems&(1<<r.Elem) != 0 {
+			p.addTool(s, r.Key, r.Name, &rep.Meta)
 		}
 	}
-	if n := p.proto.usage; n != nil && x.top[topUsage] != 0 {
+	if n := p.proto.usage; n != nil && x.Top[topUsage] != 0 {
 		var c [maxUsageCounts]usageCount
 		k := len(n.slots) - 1
 		for i := 0; i < k; i++ {
@@ -153,10 +176,10 @@ func (p *jsonProtocol) readIndexed(s string, x *jsonIndex, rep *Reply, opts *JSO
 // number reads the value in slot i as gjson reads a number, ok false when
 // it is not one.
 func (x *jsonIndex) number(s string, i int) (float64, bool) {
-	if x.vals[i] == 0 {
+	if x.Vals[i] == 0 {
 		return 0, false
 	}
-	return jsonscan.Number(s, jsonscan.Space(s, x.vals[i]))
+	return jsonscan.Number(s, jsonscan.Space(s, x.Vals[i]))
 }
 
 // addTool adds the tool of an element whose key's and name's values start

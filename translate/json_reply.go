@@ -90,7 +90,7 @@ func (p *jsonPlan) rewrite(extra *Meta, opts *JSONOptions) (*Meta, bool) {
 // protocol (nil: a chat completion), and, for a chat completion, the
 // indices of the choices with a meta.
 func readJSONReply(s string, x *jsonIndex, rep *Reply, opts *JSONOptions) (proto *jsonProtocol, choiceMeta []int) {
-	proto = jsonProtocolOf(s, &x.top)
+	proto = jsonProtocolOf(s, &x.Top)
 	rep.jsonProtocol = proto != nil
 	switch {
 	case proto != nil && !rep.WantContent && proto.tools != nil:

@@ -136,9 +136,9 @@ func rewriteJSONReplyRef(body []byte, extra *Meta, opts JSONOptions) (out []byte
 
 // gjsonTop is the top level of the valid reply s as gjson's Get finds its
 // members: the reference the index's top level is held to.
-func gjsonTop(s string) *[maxTopKeys]int {
-	var top [maxTopKeys]int
-	for i, k := range topKeys {
+func gjsonTop(s string) *[jsonscan.MaxTops]int {
+	var top [jsonscan.MaxTops]int
+	for i, k := range replyPaths.TopNames() {
 		if r := gjson.Get(s, k); r.Exists() {
 			top[i] = r.Index
 		}
@@ -197,6 +197,9 @@ var jsonReplySeeds = []string{
 	`{"choices":[null,true,1.5e3,"s",[],{"message":null},{"message":{"tool_calls":null,"function_call":"x"}},{"message":{"function_call":{"name":null}}}]}`,
 	`{"choices":"tool_calls","x":{"choices":[{"message":{"tool_calls":[{"function":{"name":"nested"}}]}}]}}`,
 	`{"choices":[{"message":{"tool_calls":[{"function":{"name":"a"}},{"function":{"name":"a"}},{"function":{"name":""}}]}},{"message":{"function_call":{"name":"b"}}}],"choices":[{"message":{"function_call":{"name":"dup"}}}]}`,
+	// gjson's "#" reads the first tool_calls that is an array.
+	`{"choices":[{"message":{"tool_calls":{"x":{"function":{"name":"no"}}},"tool_calls":[{"function":{"name":"yes"}}],"tool_calls":[{"function":{"name":"no"}}]}}]}`,
+	`{"choices":[{"message":{"tool_calls":1,"tool_calls":[],"tool_calls":[{"function":{"name":"no"}}]}},{"message":{"tool_calls":"s","tool_calls":[{"function":{"name":"yes"}}]}}]}`,
 	`{"choices":[{"message":{"tool_calls":[{"function":{"name":"x"}}]}}]`, `{"choices":[{"message":{"tool_calls":[{"function":{"name":"x"}}]}}]} x`,
 	// Usage (SPEC 9.1) and an upstream's cost (9.2).
 	`{"choices":[{"message":{"content":"u"}}],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":1},"cost":0.5}}`,
@@ -263,6 +266,7 @@ func manyToolsSeeds() (seeds []string) {
 }
 
 func TestRewriteJSONReplyEquiv(t *testing.T) {
+	RegisterTally()
 	var trimmed Meta
 	trimmed.SetTrimmed(3)
 	for i, s := range append(jsonReplySeeds, manyToolsSeeds()...) {
@@ -273,6 +277,7 @@ func TestRewriteJSONReplyEquiv(t *testing.T) {
 }
 
 func FuzzRewriteJSONReplyEquiv(f *testing.F) {
+	RegisterTally()
 	for _, s := range jsonReplySeeds {
 		f.Add([]byte(s))
 	}

@@ -3,12 +3,13 @@ package translate
 import (
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 )
 
-// tally is a protocol of this test alone, registered here and nowhere
-// else, to show that a protocol is one file plus its registration
+// tally is a protocol of this test alone, registered here (RegisterTally)
+// and nowhere else, to show that a protocol is one file plus its registration
 // (protocol_seam_test.go runs it through the handler). It is shaped like
 // Gemini's (SPEC 4.6): a request names it by the end of its path, which
 // also names the model; a stream of {"tally":…} events framed as the
@@ -115,9 +116,18 @@ func (a *tallyArray) Close() error {
 	return a.w.Close()
 }
 
-func init() {
-	addProtocol(&tallyProtocol)
-	addProtocol(&tallyArrayProtocol)
+var tallyOnce sync.Once
+
+// RegisterTally registers tally and tally_array, once, for the tests that
+// run them (protocol_seam_test.go's through the handler, hence exported):
+// registered at init, every other test and benchmark would read a reply
+// against a protocol production does not have (JSONReply2K/chat: about 90
+// instructions for tally's is).
+func RegisterTally() {
+	tallyOnce.Do(func() {
+		addProtocol(&tallyProtocol)
+		addProtocol(&tallyArrayProtocol)
+	})
 }
 
 type tallyDialect struct{ w *SSERewriter }

@@ -8,11 +8,13 @@ import (
 	"testing"
 
 	"github.com/llm-meta/llm_meta/httpmeta"
+	"github.com/llm-meta/llm_meta/translate"
 )
 
 // TestFakeProtocolThroughHandler runs the protocol protocol_fake_test.go
-// registers through the handler: nothing else knows it.
+// registers (RegisterTally) through the handler: nothing else knows it.
 func TestFakeProtocolThroughHandler(t *testing.T) {
+	translate.RegisterTally()
 	cases := []struct {
 		name, path, ctype, body, want string
 		request                       string

@@ -126,7 +126,8 @@ func setUp(p *protocol) {
 			panic("translate: more usage counts than maxUsageCounts")
 		}
 		for _, path := range p.usage.paths {
-			p.usage.slots = append(p.usage.slots, nodes[addJSONPath("usage."+path, nil)].slot)
+			slot, _ := replyPaths.Slot(replyPaths.Add("usage."+path, nil))
+			p.usage.slots = append(p.usage.slots, slot)
 		}
 	}
 	if p.json != nil {

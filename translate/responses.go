@@ -30,11 +30,8 @@ var responsesProtocol = protocol{
 	json: &jsonProtocol{
 		// A JSON reply with "object":"response".
 		paths: []string{"object"},
-		is: func(t jsonTop) bool {
-			o, ok := t.str("object")
-			return ok && o == "response"
-		},
-		read: readResponse,
+		is:    func(t jsonTop) bool { return t.strIs("object", "response") },
+		read:  readResponse,
 		// Output items, by their type (responsesToolOf).
 		tools:     []string{"output.*.type", "output.*.name"},
 		mayBeTool: func(rawType string) bool { return strings.HasSuffix(rawType, `_call"`) },

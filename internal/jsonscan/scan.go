@@ -1,6 +1,7 @@
 // Package jsonscan reads JSON the way a gateway on the hot path needs to:
-// one pass that validates a document and, on the way, tells its caller of
-// the members and containers it wants (Scan and its Hooks); walks over a
+// one pass that validates a document and, on the way, records the members
+// its caller's paths name (Paths.Scan, into an Index) or tells its caller
+// of the members and containers it wants (Scan and its Hooks); walks over a
 // document already known valid that find a key or pass over a value with
 // no parsing (Iter, FindMember, SkipValue); the keys a stream's event holds,
 // found without parsing it (Keys, KeyScanner); JSON strings written and
@@ -22,7 +23,7 @@ import "math/bits"
 // of an LLM reply, are passed over eight bytes at a time; and nesting is
 // kept on a stack of its own instead of recursion, so a body of a few
 // million '[' costs that many bytes rather than that many stack frames.
-func Valid(s string) bool { return Scan(s, nil) }
+func Valid(s string) bool { return scan(s, nil, nil, nil) }
 
 // Hooks are what Scan tells its caller as it validates a document, so that
 // the caller learns what it reads of the document in the same pass. They
@@ -59,14 +60,30 @@ const (
 // wanted.
 const withClose = 0x80
 
-// Scan is Valid, which tells h (when not nil) of what it reads. With h
-// nil it is Valid.
-func Scan(s string, h *Hooks) bool {
+// Scan is Valid, which tells h of what it reads.
+func Scan(s string, h *Hooks) bool { return scan(s, h, nil, nil) }
+
+// Scan is Valid, which records in x what p's paths name: x, zero before,
+// is then read without a second pass over s.
+func (p *Paths) Scan(s string, x *Index) bool {
+	x.p = p
+	return scan(s, nil, p, x)
+}
+
+// scan is Valid, which tells h of what it reads, or records it in x (by
+// the paths p), when either is not nil. The keys no path names are told
+// apart here (candidates), without a call: most keys of a document.
+func scan(s string, h *Hooks, p *Paths, x *Index) bool {
 	var stackBuf [32]byte
 	open := stackBuf[:0] // '{' or '[' for each container not yet closed (| withClose)
 	i := 0
 	var ok, want bool
-	quiet := 0 // the depth of the container that wants Nothing; 0: none
+	// quiet is the depth of the container that wants Nothing; 0: none;
+	// -1 when nothing is told (Valid).
+	quiet := 0
+	if h == nil && x == nil {
+		quiet = -1
+	}
 value: // a value must start here
 	i = Space(s, i)
 	if i >= len(s) {
@@ -82,8 +99,14 @@ value: // a value must start here
 			goto after
 		}
 		open = append(open, c)
-		if h != nil && quiet == 0 {
-			switch h.Open(len(open), c) {
+		if quiet == 0 {
+			var w Want
+			if x != nil {
+				w = x.open(len(open), c)
+			} else {
+				w = h.Open(len(open), c)
+			}
+			switch w {
 			case WithClose:
 				open[len(open)-1] |= withClose
 			case Nothing:
@@ -101,7 +124,11 @@ value: // a value must start here
 		}
 		if want {
 			want = false
-			h.String(s[start:i], start)
+			if x != nil {
+				x.str(s[start:i], start)
+			} else {
+				h.String(s[start:i], start)
+			}
 		}
 	case 't':
 		if i+4 > len(s) || s[i+1:i+4] != "rue" {
@@ -142,9 +169,13 @@ after: // a value ended just before i
 		}
 		goto value
 	case s[i] == top&^withClose+2:
-		if quiet == len(open) {
+		switch {
+		case quiet == len(open):
 			quiet = 0
-		} else if top&withClose != 0 {
+		case top&withClose == 0:
+		case x != nil:
+			x.close(len(open))
+		default:
 			h.Close(len(open))
 		}
 		open = open[:len(open)-1]
@@ -169,8 +200,16 @@ member: // a key, its colon, then its value
 			return false
 		}
 		i++
-		if h != nil && quiet == 0 {
-			want = h.Member(key, i, len(open), esc)
+		if quiet == 0 {
+			if x != nil {
+				if m := p.candidates(x.role[len(open)-1], key, 1, len(key)-2); m != 0 || esc {
+					want = x.member(s, key, m, i, len(open), esc)
+				} else {
+					x.key = 0
+				}
+			} else {
+				want = h.Member(key, i, len(open), esc)
+			}
 		}
 	}
 	goto value
