@@ -101,8 +101,12 @@ func (x *Index) member(s, key string, m uint64, v, depth int, esc bool) (wantStr
 	}
 	cn := &p.nodes[c]
 	if cn.first {
-		if cn.arrayOnly && s[Space(s, v)] != '[' {
-			return false // gjson's "#" goes on to the next copy that is an array
+		// gjson's "#" goes on to the next copy that is an array. The
+		// document is not yet known valid: it may end here.
+		if cn.arrayOnly {
+			if j := Space(s, v); j >= len(s) || s[j] != '[' {
+				return false
+			}
 		}
 		bit := uint64(1) << c
 		if x.done&bit != 0 {
