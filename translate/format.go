@@ -89,10 +89,8 @@ func DetectHeaders(kind RequestKind, h ReplyHeaders, convert bool) Format {
 	if mt == "application/json" || strings.HasSuffix(mt, "+json") {
 		return FormatJSON
 	}
-	for _, p := range protocols {
-		if p.byHeaders != nil && (convert || !p.needsConvert) && p.byHeaders(h) {
-			return *p.format
-		}
+	if f, ok := recognise(convert, func(p *protocol) bool { return p.byHeaders != nil && p.byHeaders(h) }); ok {
+		return f
 	}
 	switch {
 	case mt == "text/event-stream":
@@ -115,7 +113,7 @@ func DetectStart(f Format, held []byte, max int, end bool, convert bool) (Format
 		// below).
 		within := at+len(line) <= max
 		if (complete || len(line) > 0) && within {
-			if f, ok := lineProtocol(line, convert); ok {
+			if f, ok := recognise(convert, func(p *protocol) bool { return p.startsLine != nil && p.startsLine(line) }); ok {
 				return f, true
 			}
 		}
@@ -143,12 +141,22 @@ func DetectStart(f Format, held []byte, max int, end bool, convert bool) (Format
 		// A stream whose first event is an error is handled as SSE.
 		return FormatSSE, true
 	}
+	if f, ok := recognise(convert, func(p *protocol) bool { return p.startsEvents != nil && p.startsEvents(&ev) }); ok {
+		return f, true
+	}
+	return FormatSSE, true
+}
+
+// recognise returns the format of the first protocol that knows the reply
+// by knows, ok false when none does. A protocol that needsConvert is
+// recognised only under convert_streams (convert).
+func recognise(convert bool, knows func(p *protocol) bool) (Format, bool) {
 	for _, p := range protocols {
-		if p.startsEvents != nil && (convert || !p.needsConvert) && p.startsEvents(&ev) {
+		if (convert || !p.needsConvert) && knows(p) {
 			return *p.format, true
 		}
 	}
-	return FormatSSE, true
+	return 0, false
 }
 
 // firstEventData returns the data of the first event that has data,
@@ -200,12 +208,8 @@ func (g *eventGrab) Oversize([]byte, bool) {}
 // become a first line a protocol claims (startsLine), so that a plain-text
 // stream is passed on at once rather than held until its first line ends.
 func mayStartLine(b []byte, convert bool) bool {
-	for _, p := range protocols {
-		if p.mayStartLine != nil && (convert || !p.needsConvert) && p.mayStartLine(b) {
-			return true
-		}
-	}
-	return false
+	_, may := recognise(convert, func(p *protocol) bool { return p.mayStartLine != nil && p.mayStartLine(b) })
+	return may
 }
 
 // firstLine returns the first non-empty line, where it starts in b, and
@@ -225,17 +229,6 @@ func firstLine(b []byte) (line []byte, at int, complete bool) {
 		at++
 	}
 	return nil, at, false
-}
-
-// lineProtocol returns the format of the protocol whose first line line
-// is, ok false when none claims it.
-func lineProtocol(line []byte, convert bool) (Format, bool) {
-	for _, p := range protocols {
-		if p.startsLine != nil && (convert || !p.needsConvert) && p.startsLine(line) {
-			return *p.format, true
-		}
-	}
-	return 0, false
 }
 
 // firstEvent is what telling a stream's protocol reads of its first
