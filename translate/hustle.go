@@ -199,13 +199,10 @@ func (h *Hustle) appendSummary(dst []byte) []byte {
 // literal as written, so that counts above 2^53 stay exact), other values
 // by the rule of SPEC 4.1; "" when missing or null.
 func summaryText(v gjson.Result) string {
-	switch {
-	case v.Type == gjson.Null:
-		return ""
-	case v.Type == gjson.Number && strings.TrimLeft(v.Raw, "-0123456789") != "":
+	if v.Type == gjson.Number && strings.TrimLeft(v.Raw, "-0123456789") != "" {
 		return strconv.FormatFloat(v.Num, 'f', -1, 64)
 	}
-	return valueAsString(v) // a number's raw text
+	return valueAsString(v) // a number's raw text; "" when missing or null
 }
 
 // summaryList joins the items of an array with ", ", skipping empty ones;

@@ -32,9 +32,6 @@ func (p *Price) Cost(u *Usage) float64 {
 	if p.CachedInput != nil {
 		cachedPrice = *p.CachedInput
 	}
-	cached := u.Cached
-	if cached > u.Input {
-		cached = u.Input
-	}
+	cached := min(u.Cached, u.Input)
 	return (float64(u.Input-cached)*p.Input + float64(cached)*cachedPrice + float64(u.Output)*p.Output) / 1e6
 }

@@ -262,11 +262,8 @@ func modelMatches(globs []string, model string) bool {
 // name: path.Match's syntax, except that * and ? match / too, so that * and
 // openai/* match routed names such as openai/gpt-4o.
 func MatchModel(glob, model string) bool {
-	if !strings.Contains(glob, "/") && !strings.Contains(model, "/") {
-		ok, _ := path.Match(glob, model)
-		return ok
-	}
-	// path.Match stops * at a /: make / an ordinary character on both sides.
+	// path.Match stops * at a /: make / an ordinary character on both sides
+	// (ReplaceAll returns a string without / as it is).
 	ok, _ := path.Match(strings.ReplaceAll(glob, "/", slashStandIn), strings.ReplaceAll(model, "/", slashStandIn))
 	return ok
 }

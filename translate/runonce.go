@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
@@ -84,21 +83,16 @@ func errorMessage(root gjson.Result) (string, bool) {
 // RunOnceJSON builds the run-once answer {"content":…,"meta":…}, with
 // "error" first when errMsg is not empty. meta is left out when empty.
 func RunOnceJSON(content string, meta *Meta, errMsg string) []byte {
-	var b bytes.Buffer
-	b.WriteByte('{')
+	b := []byte{'{'}
 	if errMsg != "" {
-		b.WriteString(`"error":`)
-		b.Write(jsonscan.AppendString(nil, errMsg))
-		b.WriteByte(',')
+		b = jsonscan.AppendString(append(b, `"error":`...), errMsg)
+		b = append(b, ',')
 	}
-	b.WriteString(`"content":`)
-	b.Write(jsonscan.AppendString(nil, content))
+	b = jsonscan.AppendString(append(b, `"content":`...), content)
 	if meta != nil && !meta.Empty() {
-		b.WriteString(`,"meta":`)
-		b.Write(meta.JSON())
+		b = append(append(b, `,"meta":`...), meta.JSON()...)
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	return append(b, '}')
 }
 
 // ErrorJSON is the edge function's error shape {"error":"…"}.

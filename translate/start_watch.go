@@ -3,25 +3,25 @@ package translate
 // StartWatch follows the bytes held while the format of a text/plain or
 // text/event-stream body is still unknown (SPEC 4: its first line or event
 // decides, DetectStart), and tells the caller when looking at them again
-// with DetectStart can give an answer. Looking costs the bytes held, so looking at every write that
-// holds a line end would cost the square of what is held when an upstream
-// sends its first event a few bytes at a time, or a long run of line ends
-// before it: here each write is looked at once, and the held bytes a few
-// times in all.
+// with DetectStart can give an answer. Looking costs the bytes held, so
+// looking at every write that holds a line end would cost the square of
+// what is held when an upstream sends its first event a few bytes at a
+// time, or a long run of line ends before it: here each write is looked at
+// once, and the held bytes a few times in all.
 type StartWatch struct {
-	seen     int     // bytes held so far
-	nonBlank int     // bytes held that are not line ends after the first one that is not
-	lineDone bool    // a line end came after that first byte: the first line is complete
-	prev     [2]byte // the last two bytes held (a blank line can straddle two writes)
+	seen     int  // bytes held so far
+	nonBlank int  // bytes held that are not line ends after the first one that is not
+	lineDone bool // a line end came after that first byte: the first line is complete
+	prev     byte // the last byte held (a blank line can straddle two writes)
 }
 
 // Worth records p, the bytes just held of a body of format f (a sniffed
-// one), and reports whether looking at everything held may now decide: while the first 8 bytes come (they can
-// rule a data stream out), when the first byte that is not a line end
-// comes and the one after it (the same), when the first line completes
-// (a data stream is known by it), and, in an event stream, when a blank
-// line completes the first event. The limit (max_event_bytes) is the
-// caller's to check.
+// one), and reports whether looking at everything held may now decide:
+// while the first 8 bytes come (they can rule a data stream out), when the
+// first byte that is not a line end comes and the one after it (the same),
+// when the first line completes (a data stream is known by it), and, in an
+// event stream, when a blank line completes the first event. The limit
+// (max_event_bytes) is the caller's to check.
 func (w *StartWatch) Worth(p []byte, f Format) bool {
 	eventStream := f == FormatSniffEvents
 	look := w.seen+len(p) <= 8
@@ -41,7 +41,7 @@ func (w *StartWatch) Worth(p []byte, f Format) bool {
 			look = true
 		}
 		if eventStream && eol {
-			before := w.prev[1]
+			before := w.prev
 			if i > 0 {
 				before = p[i-1]
 			} else if w.seen == 0 {
@@ -54,11 +54,8 @@ func (w *StartWatch) Worth(p []byte, f Format) bool {
 		}
 	}
 	w.seen += len(p)
-	switch n := len(p); {
-	case n >= 2:
-		w.prev = [2]byte{p[n-2], p[n-1]}
-	case n == 1:
-		w.prev = [2]byte{w.prev[1], p[0]}
+	if len(p) > 0 {
+		w.prev = p[len(p)-1]
 	}
 	return look
 }
