@@ -2,6 +2,7 @@ package translate
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -161,17 +162,9 @@ func (h *Hustle) appendSummary(dst []byte) []byte {
 		dst = append(dst, '}')
 	}
 
-	activeIntent := summaryText(reasoning.Get("activeIntent"))
-	if activeIntent == "" {
-		activeIntent = summaryText(intent.Get("intentContext.activeIntent"))
-	}
-	add("Intent", activeIntent)
+	add("Intent", cmp.Or(summaryText(reasoning.Get("activeIntent")), summaryText(intent.Get("intentContext.activeIntent"))))
 	add("Reasoning", summaryText(reasoning.Get("thinking")))
-	categories := summaryList(devTools.Get("qualifiedCategories"))
-	if categories == "" {
-		categories = summaryList(reasoning.Get("categories"))
-	}
-	add("Categories", categories)
+	add("Categories", cmp.Or(summaryList(devTools.Get("qualifiedCategories")), summaryList(reasoning.Get("categories"))))
 	add("Networks", summaryList(reasoning.Get("networks")))
 	add("Confidence", summaryText(reasoning.Get("confidence")))
 	add("Available tools", summaryText(devTools.Get("toolCount")))
