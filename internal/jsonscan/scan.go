@@ -23,7 +23,7 @@ import "math/bits"
 // of an LLM reply, are passed over eight bytes at a time; and nesting is
 // kept on a stack of its own instead of recursion, so a body of a few
 // million '[' costs that many bytes rather than that many stack frames.
-func Valid(s string) bool { return scan(s, nil, nil, nil) }
+func Valid(s string) bool { return scan(s, nil, nil) }
 
 // Hooks are what Scan tells its caller as it validates a document, so that
 // the caller learns what it reads of the document in the same pass. They
@@ -61,19 +61,19 @@ const (
 const withClose = 0x80
 
 // Scan is Valid, which tells h of what it reads.
-func Scan(s string, h *Hooks) bool { return scan(s, h, nil, nil) }
+func Scan(s string, h *Hooks) bool { return scan(s, h, nil) }
 
 // Scan is Valid, which records in x what p's paths name: x, zero before,
 // is then read without a second pass over s.
 func (p *Paths) Scan(s string, x *Index) bool {
 	x.p = p
-	return scan(s, nil, p, x)
+	return scan(s, nil, x)
 }
 
 // scan is Valid, which tells h of what it reads, or records it in x (by
-// the paths p), when either is not nil. The keys no path names are told
+// its paths), when either is not nil. The keys no path names are told
 // apart here (candidates), without a call: most keys of a document.
-func scan(s string, h *Hooks, p *Paths, x *Index) bool {
+func scan(s string, h *Hooks, x *Index) bool {
 	var stackBuf [32]byte
 	open := stackBuf[:0] // '{' or '[' for each container not yet closed (| withClose)
 	i := 0
@@ -202,7 +202,7 @@ member: // a key, its colon, then its value
 		i++
 		if quiet == 0 {
 			if x != nil {
-				if m := p.candidates(x.role[len(open)-1], key, 1, len(key)-2); m != 0 || esc {
+				if m := x.p.candidates(x.role[len(open)-1], key, 1, len(key)-2); m != 0 || esc {
 					want = x.member(s, key, m, i, len(open), esc)
 				} else {
 					x.key = 0
