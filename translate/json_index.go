@@ -48,13 +48,22 @@ func (x *jsonIndex) topStr(s string, t int) (string, bool) {
 }
 
 // strAt returns the string whose value starts at or after v (white space
-// before it), ok false when the value there is not a string.
+// before it), ok false when the value there is not a string. Its end and
+// whether it holds an escape are found in one pass (ValidString), a short
+// name's only pass.
 func strAt(s string, v int) (string, bool) {
 	v = jsonscan.Space(s, v)
 	if v >= len(s) || s[v] != '"' {
 		return "", false
 	}
-	return jsonStr(s[v:jsonscan.SkipString(s, v)]), true
+	end, esc, ok := jsonscan.ValidString(s, v+1)
+	if !ok {
+		return "", false
+	}
+	if !esc {
+		return s[v+1 : end-1], true
+	}
+	return decodeJSONString(s[v:end]), true
 }
 
 // jsonStr is the text of a JSON string literal of a valid document

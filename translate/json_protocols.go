@@ -87,22 +87,23 @@ func (t *jsonTop) at(key string) (int, bool) {
 
 // strIs reports whether the value of the first top-level member key is
 // the string want (no quote or backslash in it): compared as it is
-// written, up to its first difference, decoded only when an escape comes
-// first. key must be one of the protocol's paths.
+// written, decoded only when an escape comes before its first difference.
+// key must be one of the protocol's paths.
 func (t *jsonTop) strIs(key, want string) bool {
 	v, ok := t.at(key)
 	if !ok || t.s[v] != '"' {
 		return false
 	}
 	raw := t.s[v+1:] // the document is valid: the string closes in it
+	if len(raw) > len(want) && raw[len(want)] == '"' && raw[:len(want)] == want {
+		return true
+	}
 	for i := 0; i < len(raw); i++ {
 		switch {
 		case raw[i] == '\\':
 			str, _ := strAt(t.s, v)
 			return str == want
-		case i == len(want):
-			return raw[i] == '"'
-		case raw[i] != want[i]:
+		case i == len(want) || raw[i] != want[i]:
 			return false
 		}
 	}

@@ -209,6 +209,11 @@ var jsonReplySeeds = []string{
 	`{"choices":[{"message":{"function\u005fcall":{"name":"fc"}}}],"\u0069d":"x","model":"m\u00e9"}`,
 	`{"\u0063\u0068\u006f\u0069\u0063\u0065\u0073\u0063\u0068\u006f\u0069\u0063\u0065\u0073\u0063\u0068\u006f\u0069\u0063\u0065\u0073\u0063\u0068\u006f\u0069\u0063\u0065\u0073\u0063\u0068\u006f\u0069\u0063\u0065\u0073\u0063\u0068\u006f\u0069\u0063\u0065\u0073\u0063\u0068\u006f\u0069\u0063\u0065\u0073":1,"choices":[]}`,
 	`{"object":"response","output":[{"t\u0079pe":"function_call","name":"f"},{"type":"function_call","n\u0061me":"g"}],"usage":{"input_tokens":1}}`,
+	// A protocol's string spelt with escapes, before or after its first
+	// difference (jsonTop.strIs).
+	`{"object":"respons\u0065","output":[{"type":"function_call","name":"f"}]}`,
+	`{"type":"\u006dessage","content":[{"type":"tool_use","name":"t"}]}`, `{"type":"message\u0020","content":[]}`,
+	`{"type":"messages","content":[]}`, `{"type":"messag","content":[]}`, `{"object":"x\u0072esponse"}`,
 	// The test's own protocol (protocol_fake_test.go): its tools' paths.
 	`{"tally":{"calls":[{"kind":"tool","name":"a","kind":"x"},{"kind":"t\u006fol","name":"b"},{"kind":"web_tool"},{"kind":"text","name":"c"},[{"kind":"tool","name":"d"}]],"calls":[{"kind":"tool","name":"e"}]}}`,
 	`{"tally":{"calls":{"a":{"kind":"tool","name":"x"}}},"tally":{"calls":[{"kind":"tool","name":"y"}]}}`,
