@@ -6,9 +6,9 @@ import (
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
 )
 
-// jsonIndex is what the pass that validates a JSON reply (scanJSON) learns
-// of it on the way, so that reading the reply needs no second pass over
-// it: what the protocols ask for, each as paths in its own file
+// jsonIndex is what the pass that validates a JSON reply (replyPaths.Scan)
+// learns of it on the way, so that reading the reply needs no second pass
+// over it: what the protocols ask for, each as paths in its own file
 // (jsonProtocol's paths and tools, the usage names of usage.go), put in
 // replyPaths at registration (jsonscan.Paths says how each is found, as
 // gjson would find it; FuzzRewriteJSONReplyEquiv holds it to gjson).
@@ -25,10 +25,6 @@ func addTopKey(k string) int {
 	slot, _ := replyPaths.Slot(replyPaths.Add(k, nil))
 	return slot
 }
-
-// scanJSON is jsonscan.Valid of a JSON reply that fills in x in the same
-// pass: the reply is then read without a second pass over the whole of it.
-func scanJSON(s string, x *jsonIndex) bool { return replyPaths.Scan(s, &x.Index) }
 
 // value returns the bounds of the value of top-level member t.
 func (x *jsonIndex) value(s string, t int) (v, end int, ok bool) {

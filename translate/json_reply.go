@@ -59,7 +59,7 @@ func RewriteJSONReply(body []byte, extra *Meta, opts JSONOptions) (out []byte, m
 func (p *jsonPlan) rewrite(extra *Meta, opts *JSONOptions) (*Meta, bool) {
 	s := strView(p.body)
 	var x jsonIndex
-	if !scanJSON(s, &x) || s[jsonscan.Space(s, 0)] != '{' {
+	if !replyPaths.Scan(s, &x.Index) || s[jsonscan.Space(s, 0)] != '{' {
 		return nil, false
 	}
 	rep := opts.newReply()
