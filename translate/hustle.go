@@ -123,13 +123,14 @@ func (h *Hustle) AppendTo(m *Meta, summary bool) {
 	}
 }
 
-// kind is the element of one of hustleKinds, when it came.
-func (h *Hustle) kind(name string) gjson.Result {
-	k := slices.Index(hustleKinds[:], name)
-	if h.kinds[k] == nil {
-		return gjson.Result{}
+// kind is the element of the first of names (hustleKinds) that came.
+func (h *Hustle) kind(names ...string) gjson.Result {
+	for _, name := range names {
+		if k := slices.Index(hustleKinds[:], name); h.kinds[k] != nil {
+			return gjson.ParseBytes(h.kinds[k])
+		}
 	}
-	return gjson.ParseBytes(h.kinds[k])
+	return gjson.Result{}
 }
 
 // appendSummary appends the key_value summary of SPEC 5.1, or returns nil
@@ -139,10 +140,7 @@ func (h *Hustle) appendSummary(dst []byte) []byte {
 	reasoning := h.kind("reasoning")
 	intent := h.kind("intent_context")
 	devTools := h.kind("dev_tools_info")
-	tokens := h.kind("token_usage")
-	if !tokens.Exists() {
-		tokens = h.kind("path_info")
-	}
+	tokens := h.kind("token_usage", "path_info")
 
 	start := len(dst)
 	dst = append(dst, `{"type":"key_value","entries":[`...)
@@ -224,18 +222,15 @@ func summaryList(v gjson.Result) string {
 // costUsd as the upstream's cost (SPEC 9.2: after usage.cost and the cost
 // header).
 func (h *Hustle) usageInto(r *Reply) {
-	for _, k := range [...]string{"token_usage", "path_info"} {
-		v := h.kind(k)
-		if !v.Exists() {
-			continue
-		}
-		if !r.Usage.Known() {
-			r.Usage.read(v, &hustleUsage)
-		}
-		if c := v.Get("costUsd"); c.Type == gjson.Number {
-			r.setRankedCost(c.Num, costHustle)
-		}
+	v := h.kind("token_usage", "path_info")
+	if !v.Exists() {
 		return
+	}
+	if !r.Usage.Known() {
+		r.Usage.read(v, &hustleUsage)
+	}
+	if c := v.Get("costUsd"); c.Type == gjson.Number {
+		r.setRankedCost(c.Num, costHustle)
 	}
 }
 
