@@ -2,6 +2,7 @@ package translate
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
@@ -47,13 +48,13 @@ func chunkHeadFrom(data []byte, def func() ChunkHead) ChunkHead {
 	// The id and model are repeated as the upstream wrote them, in valid
 	// UTF-8 (SPEC 8.1): the event is the module's own.
 	if res[0].Type == gjson.String {
-		h.id = appendValidUTF8(nil, res[0].Raw)
+		h.id = []byte(strings.ToValidUTF8(res[0].Raw, "\uFFFD"))
 	}
 	if res[1].Type == gjson.Number {
 		h.created = []byte(res[1].Raw)
 	}
 	if res[2].Type == gjson.String {
-		h.model = appendValidUTF8(nil, res[2].Raw)
+		h.model = []byte(strings.ToValidUTF8(res[2].Raw, "\uFFFD"))
 	}
 	if h.id == nil || h.created == nil || h.model == nil {
 		d := def()

@@ -1,10 +1,5 @@
 package translate
 
-import (
-	"bytes"
-	"unicode/utf8"
-)
-
 // What the module writes where an upstream's or a client's text could break
 // something (SPEC 8.1): header values and placeholders without control
 // characters, bounded in size; JSON in valid UTF-8.
@@ -73,15 +68,5 @@ func ToolsHeader(tools []string) string {
 	return string(b)
 }
 
-// appendValidUTF8 appends raw, JSON text an upstream wrote, with each run of
-// invalid UTF-8 in it (which can only sit inside its strings) replaced by
-// U+FFFD, as jsonscan.AppendString does for the module's own strings: what the
-// module writes as JSON is valid UTF-8, the id and model it copies included.
-func appendValidUTF8(dst []byte, raw string) []byte {
-	if utf8.ValidString(raw) {
-		return append(dst, raw...)
-	}
-	return append(dst, bytes.ToValidUTF8(bytesView(raw), replacementChar)...)
-}
-
+// replacementChar stands for each run of invalid UTF-8 (SPEC 8.1).
 var replacementChar = []byte("\uFFFD")
