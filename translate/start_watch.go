@@ -31,12 +31,10 @@ func (w *StartWatch) Worth(p []byte, f Format) bool {
 			continue // a leading BOM is not part of the first line
 		}
 		switch {
-		case !eol && w.nonBlank < 2:
+		case !eol:
+			look = look || w.nonBlank < 2
 			w.nonBlank++
-			look = true
-		case !eol && w.nonBlank > 0:
-			w.nonBlank++
-		case eol && w.nonBlank > 0 && !w.lineDone:
+		case w.nonBlank > 0 && !w.lineDone:
 			w.lineDone = true
 			look = true
 		}
