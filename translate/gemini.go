@@ -47,9 +47,12 @@ var geminiProtocol = protocol{
 	},
 	// A stream whose first event has a top-level candidates array or
 	// promptFeedback object, and no choices.
-	startsEvents: func(ev *firstEvent) bool { return isGeminiReply(gjson.Parse(ev.obj)) },
-	events:       func(w *SSERewriter) eventDialect { return &geminiDialect{w: w} },
-	keys:         geminiKeys[:],
+	startsEvents: func(ev *firstEvent) bool {
+		obj := gjson.Parse(ev.obj)
+		return (obj.Get("candidates").IsArray() || obj.Get("promptFeedback").IsObject()) && !obj.Get("choices").Exists()
+	},
+	events: func(w *SSERewriter) eventDialect { return &geminiDialect{w: w} },
+	keys:   geminiKeys[:],
 	json: &jsonProtocol{
 		paths: []string{"candidates", "promptFeedback", "choices"},
 		is: func(t jsonTop) bool {
@@ -68,12 +71,6 @@ func geminiModel(path string) string {
 		m = m[:i]
 	}
 	return m
-}
-
-// isGeminiReply reports whether a JSON object is a GenerateContentResponse
-// (SPEC 4): a candidates array or a promptFeedback object, and no choices.
-func isGeminiReply(obj gjson.Result) bool {
-	return (obj.Get("candidates").IsArray() || obj.Get("promptFeedback").IsObject()) && !obj.Get("choices").Exists()
 }
 
 // geminiKeys are the keys an event is scanned for (keyProtocol<<i, in this
@@ -130,7 +127,13 @@ func (d *geminiDialect) object(_, data []byte, s string, keys keySet) verdict {
 		if !readGeminiUsage(gjson.Get(s, "usageMetadata"), rep) && terminal && len(d.usageEv) > 0 {
 			readGeminiUsage(gjson.GetBytes(d.usageEv, "usageMetadata"), rep)
 		}
-	case keys&geminiKeyUsage != 0 && geminiMayCount(data):
+	// An event with a usageMetadata may carry a token count: the count keys
+	// all end in TokenCount (Vertex sends usageMetadata with only
+	// trafficType on most events). A stray match only costs a copy: the
+	// count is read, and checked, at the end. (The search starts at the T,
+	// which JSON text seldom holds: one starting at a quote would stop at
+	// every string.)
+	case keys&geminiKeyUsage != 0 && bytes.Contains(data, []byte(`TokenCount"`)):
 		d.usageEv = append(d.usageEv[:0], data...)
 	}
 	if terminal {
@@ -138,14 +141,6 @@ func (d *geminiDialect) object(_, data []byte, s string, keys keySet) verdict {
 	}
 	return vForward
 }
-
-// geminiMayCount reports whether an event with a usageMetadata may carry a
-// token count: the count keys all end in TokenCount (Vertex sends
-// usageMetadata with only trafficType on most events). A stray match only
-// costs a copy: the count is read, and checked, at the end. (The search
-// starts at the T, which JSON text seldom holds: one starting at a quote
-// would stop at every string.)
-func geminiMayCount(data []byte) bool { return bytes.Contains(data, []byte(`TokenCount"`)) }
 
 // end writes the terminal event with a top-level "meta"; a stream without
 // one gets no meta (SPEC 4.6).
@@ -166,7 +161,7 @@ func geminiTerminal(obj gjson.Result, rep *Reply) bool {
 	n, finished := 0, true
 	obj.Get("candidates").ForEach(func(_, c gjson.Result) bool {
 		n++
-		if fr := c.Get("finishReason"); !fr.Exists() || fr.Type == gjson.Null {
+		if c.Get("finishReason").Type == gjson.Null {
 			finished = false
 		}
 		return true
@@ -175,7 +170,7 @@ func geminiTerminal(obj gjson.Result, rep *Reply) bool {
 		return true
 	}
 	br := obj.Get("promptFeedback.blockReason")
-	if !br.Exists() || br.Type == gjson.Null {
+	if br.Type == gjson.Null {
 		return false
 	}
 	if n == 0 {
@@ -198,7 +193,7 @@ func geminiTools(cands gjson.Result, m *Meta) {
 					m.AddTool(name.Str)
 				}
 			}
-			if ec := p.Get("executableCode"); ec.Exists() && ec.Type != gjson.Null {
+			if p.Get("executableCode").Type != gjson.Null {
 				m.AddTool("code_execution")
 			}
 			return true
@@ -233,59 +228,35 @@ func geminiText(cands gjson.Result, rep *Reply) {
 			return true
 		}
 		c.Get("content.parts").ForEach(func(_, p gjson.Result) bool {
-			t := p.Get("text")
-			if t.Type != gjson.String || p.Get("thought").Type == gjson.True {
-				return true
-			}
-			if t.Str != "" {
+			if t := p.Get("text"); t.Type == gjson.String && t.Str != "" && p.Get("thought").Type != gjson.True {
 				rep.SawText()
+				rep.AddText(t.Str)
 			}
-			rep.AddText(t.Str)
 			return true
 		})
 		return false
 	})
 }
 
-// geminiCount is usageMetadata's counts (SPEC 9.1).
-type geminiCount struct {
-	prompt, toolUse, candidates, thoughts, total, cached usageCount
-	any                                                  bool // any of them
-}
-
-func geminiCounts(u gjson.Result) (c geminiCount) {
-	if !u.IsObject() {
-		return c
-	}
-	for _, f := range [...]struct {
-		key string
-		to  *usageCount
-	}{
-		{"promptTokenCount", &c.prompt}, {"toolUsePromptTokenCount", &c.toolUse},
-		{"candidatesTokenCount", &c.candidates}, {"thoughtsTokenCount", &c.thoughts},
-		{"totalTokenCount", &c.total}, {"cachedContentTokenCount", &c.cached},
-	} {
-		f.to.n, f.to.ok = count(u.Get(f.key))
-		c.any = c.any || f.to.ok
-	}
-	return c
-}
-
 // readGeminiUsage replaces the record's usage with a usageMetadata that
-// has a token count: input is the prompt and the tool-use prompt, output
-// the candidates and the thoughts (a count not given is 0), reasoning the
-// thoughts, cached the cached content, total Gemini's own. It reports
-// whether u had a count.
+// has a token count (SPEC 9.1): input is the prompt and the tool-use
+// prompt, output the candidates and the thoughts (a count not given is 0),
+// reasoning the thoughts, cached the cached content, total Gemini's own.
+// It reports whether u had a count.
 func readGeminiUsage(u gjson.Result, rep *Reply) bool {
-	c := geminiCounts(u)
-	if !c.any {
+	if !u.IsObject() {
 		return false
 	}
-	rep.Usage.apply([]usageCount{
-		{c.prompt.n + c.toolUse.n, true},
-		{c.candidates.n + c.thoughts.n, true},
-		c.total, c.cached, c.thoughts,
-	})
+	var c [6]usageCount // prompt, tool-use prompt, candidates, thoughts, total, cached
+	some := false
+	for i, key := range [...]string{"promptTokenCount", "toolUsePromptTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "totalTokenCount", "cachedContentTokenCount"} {
+		c[i].n, c[i].ok = count(u.Get(key))
+		some = some || c[i].ok
+	}
+	if !some {
+		return false
+	}
+	rep.Usage.apply([]usageCount{{c[0].n + c[1].n, true}, {c[2].n + c[3].n, true}, c[4], c[5], c[3]})
 	rep.setCostFrom(u)
 	return true
 }
