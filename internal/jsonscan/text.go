@@ -81,13 +81,14 @@ func StringLen(s string) int {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
+			// A plain byte tested first (JSONReply2K/anthropic: 25 fewer).
 			switch {
+			case c >= 0x20 && c != '"' && c != '\\':
+				n++
 			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
 				n += 2
-			case c < 0x20:
-				n += 6
 			default:
-				n++
+				n += 6
 			}
 			i++
 			continue
@@ -251,8 +252,9 @@ func Number(s string, i int) (float64, bool) {
 	if i >= len(s) || s[i] != '-' && (s[i] < '0' || s[i] > '9') {
 		return 0, false
 	}
-	n, j := 0, i
-	for ; j < len(s) && j-i <= 15 && s[j] >= '0' && s[j] <= '9'; j++ {
+	// A digit by one unsigned test (JSONReply2K/anthropic: 50 fewer).
+	n, j, end := 0, i, min(len(s), i+16)
+	for ; j < end && s[j]-'0' <= 9; j++ {
 		n = n*10 + int(s[j]-'0')
 	}
 	if j > i && j-i <= 15 && (j == len(s) || s[j] != '.' && s[j] != 'e' && s[j] != 'E') {
