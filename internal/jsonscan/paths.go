@@ -20,10 +20,11 @@ import (
 //
 // Each is found as gjson's Get and ForEach would find it: a member a path
 // ends at, or one that holds a list, is the first of its name (in its
-// element), for "#" the first that is an array; an object a path leads through is read at each copy, as Get
-// goes on to the next copy when a path does not lead through one; a
-// top-level member is the first of its name. A key written with escapes
-// is compared as its text, as gjson compares it.
+// element), for "#" the first that is an array; an object a path leads
+// through is read at each copy, as Get goes on to the next copy when a
+// path does not lead through one; a top-level member is the first of its
+// name. A key written with escapes is compared as its text, as gjson
+// compares it.
 type Paths struct {
 	// nodes is the tree, indexed by a Node (no bounds to check); node 0
 	// is none.

@@ -13,9 +13,9 @@ import (
 // read through every copy of the object that leads to it, the elements of
 // a list ("*": an array's or an object's values, of the first member of
 // its name; "#": the elements of the first member of its name that is an
-// array) as Refs in document order with their
-// key and second path, a key spelt with escapes as its text. (translate's FuzzRewriteJSONReplyEquiv holds
-// the same to gjson on replies.)
+// array) as Refs in document order with their key and second path, a key
+// spelt with escapes as its text. (translate's FuzzRewriteJSONReplyEquiv
+// holds the same to gjson on replies.)
 func TestPathsScan(t *testing.T) {
 	var p Paths
 	top := p.Add("t", nil)
