@@ -31,10 +31,7 @@ var dataStreamProtocol = protocol{
 // Vercel AI SDK data stream part (SPEC 4): one character of [0-9a-z], a colon,
 // then valid JSON. A leading BOM and a trailing CR are ignored.
 func IsDataStreamLine(line []byte) bool {
-	line = bytes.TrimPrefix(line, bom)
-	if n := len(line); n > 0 && line[n-1] == '\r' {
-		line = line[:n-1]
-	}
+	line = bytes.TrimSuffix(bytes.TrimPrefix(line, bom), []byte("\r"))
 	return len(line) > 2 && isPartCode(line[0]) && line[1] == ':' &&
 		jsonscan.Valid(strView(line[2:]))
 }

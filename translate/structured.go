@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -78,9 +79,7 @@ func ApplyStructuredRequest(body []byte, instruction string) ([]byte, error) {
 	if !ok {
 		return nil, errStructuredNotObject
 	}
-	if instruction == "" {
-		instruction = DefaultStructuredInstruction
-	}
+	instruction = cmp.Or(instruction, DefaultStructuredInstruction)
 	msgs := root.Get("messages")
 
 	out, err := sjson.SetRawBytes(body, "response_format", structuredResponseFormat)
