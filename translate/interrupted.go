@@ -37,7 +37,7 @@ func appendMetaEnd(dst, meta []byte) []byte {
 	return append(dst, "}\n\n"...)
 }
 
-// decide settles, when the reply ends, whether the stream was cut short:
+// decideInterrupted settles, when the reply ends, whether the stream was cut short:
 // it ended without its terminal event (term nil), it carried what makes
 // it a stream of its protocol (opened), no earlier end came (a
 // finish_reason, an error event), and the connection did not fail. A
