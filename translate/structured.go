@@ -207,9 +207,7 @@ func appendStructuredMetadata(dst []byte, root gjson.Result) []byte {
 	dst = append(dst, `],"topics":[`...)
 	if topics.IsArray() {
 		topics.ForEach(func(_, t gjson.Result) bool {
-			switch t.Type {
-			case gjson.String, gjson.Number, gjson.True, gjson.False:
-			default:
+			if t.Type == gjson.Null || t.Type == gjson.JSON { // null, an object or an array
 				return true
 			}
 			if dst[len(dst)-1] != '[' {
