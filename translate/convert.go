@@ -287,13 +287,6 @@ func (c *convCore) reachEnd(kind uint8) {
 	}
 }
 
-// interrupted reports whether the stream was cut short, once it has ended:
-// its first end was an abort, or none came and its last part was not an e
-// part that ends it; a connection that failed is not a clean end.
-func (c *convCore) interrupted() bool {
-	return !c.rep.Broken && (c.endKind == endCut || c.endKind == endNone && !c.lastE)
-}
-
 // end completes the record's meta and writes [DONE], once. The chunks
 // written so far reach the record's reader first, so that usage that came
 // after the last chunk wins.
@@ -305,8 +298,10 @@ func (c *convCore) end() {
 	rep := c.rep
 	c.hustle.AppendTo(&rep.Meta, c.opts.HustleSummary)
 	// SPEC 11.1 is told through the record: its reader adds the meta and
-	// the error event.
-	cut := c.interrupted()
+	// the error event. The stream was cut short when its first end was an
+	// abort, or none came and its last part was not an e part that ends it;
+	// a connection that failed is not a clean end.
+	cut := !rep.Broken && (c.endKind == endCut || c.endKind == endNone && !c.lastE)
 	rep.Interrupted = rep.Interrupted || cut
 	if c.flush() != nil {
 		return
