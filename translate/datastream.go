@@ -244,8 +244,5 @@ func mayBeDataStream(b []byte) bool {
 		return true // part of a BOM so far
 	}
 	b = bytes.TrimLeft(bytes.TrimPrefix(b, bom), "\r\n")
-	if len(b) == 0 {
-		return true
-	}
-	return isPartCode(b[0]) && (len(b) < 2 || b[1] == ':')
+	return len(b) == 0 || isPartCode(b[0]) && (len(b) < 2 || b[1] == ':')
 }
