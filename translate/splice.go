@@ -100,9 +100,7 @@ func splicePoint(data []byte, path string) (at, skip int, prefix []byte, ok bool
 	if path == "" {
 		// Parse keeps the white space after an object in its Raw and does
 		// not say where the object starts: trim it on both sides.
-		for objStart < len(s) && jsonscan.IsSpace(s[objStart]) {
-			objStart++
-		}
+		objStart = jsonscan.Space(s, 0)
 		obj = gjson.Parse(jsonscan.TrimSpace(s))
 	} else {
 		obj = gjson.Get(s, path)
