@@ -389,7 +389,7 @@ func (m *Meta) memberLen(i int) int {
 func metaValue(raw []byte) []byte {
 	v := compactJSON(raw)
 	if !utf8.Valid(v) {
-		v = bytes.ToValidUTF8(v, replacementChar)
+		v = bytes.ToValidUTF8(v, []byte("\uFFFD"))
 	}
 	return v
 }

@@ -67,6 +67,3 @@ func ToolsHeader(tools []string) string {
 	}
 	return string(b)
 }
-
-// replacementChar stands for each run of invalid UTF-8 (SPEC 8.1).
-var replacementChar = []byte("\uFFFD")
