@@ -87,23 +87,28 @@ func (c *DataStreamConverter) lines(p []byte) {
 }
 
 // keep holds the start of a line whose end has not come yet, or drops it once
-// the line is longer than maxLine (plus room for a CR).
+// the line is longer than maxLine plus room for a CR and, on the first line,
+// a BOM: neither counts, as in a line read whole (handleLine).
 func (c *DataStreamConverter) keep(p []byte) {
 	if c.skipping {
 		return
 	}
-	if len(c.line)+len(p) > c.maxLine+1 {
+	limit := c.maxLine + 1
+	if !c.begun {
+		limit += len(bom)
+	}
+	if len(c.line)+len(p) > limit {
 		c.line = c.line[:0]
 		c.skipping = true
 		return
 	}
-	c.line = appendBounded(c.line, p, c.maxLine+1)
+	c.line = appendBounded(c.line, p, limit)
 }
 
 // endLine converts the line kept, its end having come.
 func (c *DataStreamConverter) endLine() {
 	if c.skipping {
-		c.skipping = false
+		c.skipping, c.begun = false, true // a BOM is only looked for on the first line
 		c.tooLong()
 	} else {
 		c.handleLine(c.line)

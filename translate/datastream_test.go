@@ -313,7 +313,7 @@ func TestDataStreamTooLongLine(t *testing.T) {
 				n = min(sizes[i%len(sizes)], len(b))
 			}
 			c.Write(b[:n])
-			if cap(c.line) > max+1 {
+			if cap(c.line) > max+1+len(bom) { // a CR, and a BOM on the first line
 				t.Fatalf("pieces %v: line buffer grew to %d bytes, max is %d", sizes, cap(c.line), max)
 			}
 			b = b[n:]
@@ -326,6 +326,27 @@ func TestDataStreamTooLongLine(t *testing.T) {
 		}
 		if st.Oversize != 3 || st.Skipped != 3 || st.Events != 6 {
 			t.Errorf("pieces %v: stats %+v, want 3 oversize, 3 skipped, 6 events", sizes, st)
+		}
+	}
+}
+
+// TestDataStreamBOMAtTheLimit: a BOM counts in no line's length, and is
+// looked for on the first line only, whether that line came whole or in
+// pieces, kept to the end or dropped for its length.
+func TestDataStreamBOMAtTheLimit(t *testing.T) {
+	opts := testOpts(nil)
+	opts.MaxLine = 16
+	exact := `0:"` + strings.Repeat("x", 12) + `"` // 16 bytes
+	for _, in := range []string{
+		"\xEF\xBB\xBF" + exact + "\r\n",
+		exact + "yy\n\xEF\xBB\xBF0:\"a\"\n",
+	} {
+		whole, _ := convertDataStream(t, opts, in)
+		for _, size := range []int{1, 2, 3, 5} {
+			got, _ := convertDataStream(t, opts, in, size)
+			if got, whole := generatedID.ReplaceAllString(got, "X"), generatedID.ReplaceAllString(whole, "X"); got != whole {
+				t.Errorf("%q in pieces of %d:\n%q\nwhole:\n%q", in, size, got, whole)
+			}
 		}
 	}
 }
