@@ -60,7 +60,6 @@ var geminiProtocol = protocol{
 		},
 		read: readGemini,
 	},
-	jsonCalls: func(root gjson.Result, rep *Reply) { geminiCalls(root.Get("candidates"), rep) },
 }
 
 // geminiModel is the model a request's path names: its last segment up to
@@ -111,11 +110,8 @@ func (d *geminiDialect) object(_, data []byte, s string, keys keySet) verdict {
 	rep := d.w.reply
 	if keys&(geminiKeyCall|geminiKeyCode) != 0 || rep.WantContent || rep.WaitsForText() {
 		cands := gjson.Get(s, "candidates")
-		geminiTools(cands, &rep.Meta)
+		geminiTools(cands, rep, rep.ToolArguments && keys&geminiKeyCall != 0 && jsonscan.Valid(s))
 		geminiText(cands, rep)
-		if rep.ToolArguments && keys&geminiKeyCall != 0 && jsonscan.Valid(s) {
-			geminiCalls(cands, rep)
-		}
 	}
 	// Only a JSON object ends the reply (gjson reads invalid JSON too).
 	terminal := keys&(geminiKeyFinish|geminiKeyBlock) != 0 && jsonscan.Valid(s) && geminiTerminal(gjson.Parse(s), rep)
@@ -184,35 +180,25 @@ func geminiTerminal(obj gjson.Result, rep *Reply) bool {
 }
 
 // geminiTools adds the tools of every candidate's parts: a functionCall
-// part its name, an executableCode part code_execution.
-func geminiTools(cands gjson.Result, m *Meta) {
+// part its name, an executableCode part code_execution. With calls, it
+// reads each named functionCall as a call (SPEC 11.3), its args value's
+// text as it came its arguments. One without a name (Gemini 3 streams a
+// call's arguments as partialArgs in such parts) adds nothing, and
+// partialArgs are not assembled: a call whose arguments came only so has
+// "".
+func geminiTools(cands gjson.Result, rep *Reply, calls bool) {
 	cands.ForEach(func(_, c gjson.Result) bool {
 		c.Get("content.parts").ForEach(func(_, p gjson.Result) bool {
 			if fc := p.Get("functionCall"); fc.IsObject() {
 				if name := fc.Get("name"); name.Type == gjson.String {
-					m.AddTool(name.Str)
+					rep.Meta.AddTool(name.Str)
+					if calls {
+						rep.calls.addArgs(rep.beginCall(name.Str, callKey{}, false), jsonscan.ObjectValue(fc.Raw, "args"))
+					}
 				}
 			}
 			if p.Get("executableCode").Type != gjson.Null {
-				m.AddTool("code_execution")
-			}
-			return true
-		})
-		return true
-	})
-}
-
-// geminiCalls reads the calls of every candidate's parts (SPEC 11.3): a
-// functionCall part with a name is a call, its args value's text as it
-// came its arguments. One without a name (Gemini 3 streams a call's
-// arguments as partialArgs in such parts) adds nothing, and partialArgs
-// are not assembled: a call whose arguments came only so has "".
-func geminiCalls(cands gjson.Result, rep *Reply) {
-	cands.ForEach(func(_, c gjson.Result) bool {
-		c.Get("content.parts").ForEach(func(_, p gjson.Result) bool {
-			fc := p.Get("functionCall")
-			if name := fc.Get("name"); fc.IsObject() && name.Type == gjson.String {
-				rep.calls.addArgs(rep.beginCall(name.Str, callKey{}, false), jsonscan.ObjectValue(fc.Raw, "args"))
+				rep.Meta.AddTool("code_execution")
 			}
 			return true
 		})
@@ -262,8 +248,9 @@ func readGeminiUsage(u gjson.Result, rep *Reply) bool {
 }
 
 // readGemini reads a generateContent reply (a JSON reply): id, model,
-// usage, its own meta, the tools of every candidate, a blocked prompt, and,
-// with text, the text of candidate 0.
+// usage, its own meta, the tools of every candidate (and, with
+// tool_arguments, its calls), a blocked prompt, and, with text, the text of
+// candidate 0.
 func readGemini(root gjson.Result, rep *Reply, text bool) {
 	rep.setID(root.Get("responseId").Str)
 	rep.setModel(root.Get("modelVersion").Str)
@@ -272,7 +259,7 @@ func readGemini(root gjson.Result, rep *Reply, text bool) {
 		rep.Meta.mergeResult(m)
 	}
 	cands := root.Get("candidates")
-	geminiTools(cands, &rep.Meta)
+	geminiTools(cands, rep, rep.ToolArguments) // a JSON reply is valid JSON
 	geminiTerminal(root, rep)
 	if text {
 		geminiText(cands, rep)
@@ -298,11 +285,9 @@ var geminiArrayProtocol = protocol{
 // element (an error reply).
 type geminiArray struct {
 	w      *SSERewriter
-	el     []byte // "data: " and the element so far
-	depth  int    // nesting inside the current element
-	inStr  bool
-	esc    bool
-	opened bool // the array's '[' was read
+	el     []byte  // "data: " and the element so far
+	nest   nesting // where in the current element
+	opened bool    // the array's '[' was read
 	err    error
 }
 
@@ -311,7 +296,7 @@ func (a *geminiArray) Write(p []byte) (int, error) {
 		return 0, a.err
 	}
 	for _, c := range p {
-		if a.depth == 0 && !a.inStr {
+		if a.nest.depth == 0 && !a.nest.inStr {
 			switch {
 			case c == '[' && !a.opened:
 				a.opened = true
@@ -326,22 +311,10 @@ func (a *geminiArray) Write(p []byte) (int, error) {
 			c = ' '
 		}
 		a.el = append(a.el, c)
-		switch {
-		case a.esc:
-			a.esc = false
-		case a.inStr:
-			a.esc = c == '\\'
-			a.inStr = c != '"'
-		case c == '"':
-			a.inStr = true
-		case c == '{' || c == '[':
-			a.depth++
-		case c == '}' || c == ']':
-			if a.depth--; a.depth == 0 {
-				a.el = append(a.el, "\r\n\r\n"...)
-				if _, a.err = a.w.Write(a.el); a.err != nil {
-					return 0, a.err
-				}
+		if a.nest.step(c) {
+			a.el = append(a.el, "\r\n\r\n"...)
+			if _, a.err = a.w.Write(a.el); a.err != nil {
+				return 0, a.err
 			}
 		}
 	}

@@ -147,16 +147,12 @@ func SplitStructuredReply(content string) (reply string, metadata []byte, ok boo
 	if res.Type != gjson.String {
 		return content, nil, false
 	}
-	reply = res.Str
-	if strings.Contains(res.Raw, `\u`) || !utf8.ValidString(res.Raw) {
-		// gjson and encoding/json differ on broken surrogates and invalid
-		// UTF-8; the stream decoder follows encoding/json, and so does this.
-		d := ReplyStream{state: rsReply}
-		d.str(res.Raw, 1)
-		d.materialise()
-		reply = string(d.out)
-	}
-	return reply, appendStructuredMetadata(nil, root), true
+	// Decoded by the stream decoder, which follows encoding/json: gjson
+	// differs from it on broken surrogates and invalid UTF-8.
+	d := ReplyStream{state: rsReply}
+	d.str(res.Raw, 1)
+	d.materialise()
+	return string(d.out), appendStructuredMetadata(nil, root), true
 }
 
 // structuredMetadataKeys are the members of a reply object
@@ -272,10 +268,7 @@ type ReplyStream struct {
 	key  [8]byte
 	klen int
 
-	// skipping of other values
-	depth   int
-	inStr   bool
-	skipEsc bool
+	nest nesting // a value other than the reply, being skipped
 }
 
 const (
@@ -443,10 +436,10 @@ func (d *ReplyStream) scan(s string, i int) string {
 				if d.klen == 5 && string(d.key[:5]) == "reply" { // the first: rsReply ends in rsDone
 					d.state = rsReply
 				} else { // skipped as a string at depth 0
-					d.state, d.depth, d.inStr, d.skipEsc = rsNested, 0, true, false
+					d.state, d.nest = rsNested, nesting{inStr: true}
 				}
 			case c == '{' || c == '[':
-				d.state, d.depth, d.inStr, d.skipEsc = rsNested, 1, false, false
+				d.state, d.nest = rsNested, nesting{depth: 1}
 			default:
 				d.state = rsScalar
 			}
@@ -457,7 +450,10 @@ func (d *ReplyStream) scan(s string, i int) string {
 				d.state = rsDone
 			}
 		case rsNested:
-			i = d.skipNested(s, i)
+			if d.nest.step(c) {
+				d.state = rsAfterValue
+			}
+			i++
 		case rsScalar: // up to a delimiter, which rsAfterValue reads
 			if c == ',' || c == '}' || jsonscan.IsSpace(c) {
 				d.state = rsAfterValue
@@ -575,38 +571,32 @@ func (d *ReplyStream) resume(s string) int {
 	return p
 }
 
-// skipNested skips a nested object or array, strings in it included, or
-// (at depth 0) a top-level string value that is not the reply.
-func (d *ReplyStream) skipNested(s string, i int) int {
-	for i < len(s) {
-		c := s[i]
-		i++
-		if d.inStr {
-			switch {
-			case d.skipEsc:
-				d.skipEsc = false
-			case c == '\\':
-				d.skipEsc = true
-			case c == '"':
-				d.inStr = false
-				if d.depth == 0 {
-					d.state = rsAfterValue
-					return i
-				}
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			d.inStr = true
-		case '{', '[':
-			d.depth++
-		case '}', ']':
-			if d.depth--; d.depth == 0 {
-				d.state = rsAfterValue
-				return i
-			}
-		}
+// nesting follows a JSON value byte by byte to its end: strings with
+// their escapes, objects and arrays by depth, so that brackets and quotes
+// inside strings do not count (a skipped value of ReplyStream, an element
+// of a Gemini array). The zero value is outside any value.
+type nesting struct {
+	depth      int
+	inStr, esc bool
+}
+
+// step reads the value's next byte and reports whether it ends the value:
+// the bracket that closes it, or the quote that closes a string at depth 0.
+func (n *nesting) step(c byte) bool {
+	switch {
+	case n.esc:
+		n.esc = false
+	case n.inStr:
+		n.esc = c == '\\'
+		n.inStr = c != '"'
+		return !n.inStr && n.depth == 0
+	case c == '"':
+		n.inStr = true
+	case c == '{' || c == '[':
+		n.depth++
+	case c == '}' || c == ']':
+		n.depth--
+		return n.depth == 0
 	}
-	return i
+	return false
 }
