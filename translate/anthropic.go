@@ -45,15 +45,10 @@ var anthropicProtocol = protocol{
 
 // anthropicUsage is where an Anthropic usage object keeps its counts: its
 // input comes in parts (the uncached input, the cache reads, the cache
-// writes), input_tokens counting only the first.
+// writes), input_tokens counting only the first. In a stream, each
+// message_delta's counts replace the ones they name (applyParts).
 var anthropicUsage = usageNames{parts: true, paths: []string{"input_tokens", "cache_read_input_tokens",
 	"cache_creation_input_tokens", "output_tokens", "cost"}}
-
-// UpdateAnthropic updates u with an Anthropic usage object: message_start's,
-// then each message_delta's, whose counts replace the ones they name.
-func (u *Usage) UpdateAnthropic(usage gjson.Result) bool {
-	return usage.IsObject() && u.read(usage, &anthropicUsage)
-}
 
 // anthropicDialect reads a Messages event stream. Every event passes as it
 // came except message_stop, which gains the meta.
@@ -73,13 +68,10 @@ func (d *anthropicDialect) object(_, data []byte, s string, keys keySet) verdict
 		msg := gjson.Get(s, "message")
 		rep.setID(msg.Get("id").Str)
 		rep.setModel(msg.Get("model").Str)
-		if u := msg.Get("usage"); u.IsObject() {
-			rep.Usage.UpdateAnthropic(u)
-			rep.setCostFrom(u)
-		}
+		rep.readUsage(msg.Get("usage"), &anthropicUsage)
 	case "content_block_start":
 		block := gjson.Get(s, "content_block")
-		anthropicTool(block, &rep.Meta)
+		addItemTool(block, &rep.Meta, anthropicToolOf)
 		if rep.ToolArguments && jsonscan.Valid(s) {
 			blockCallStart(s, block, rep)
 		}
@@ -99,10 +91,7 @@ func (d *anthropicDialect) object(_, data []byte, s string, keys keySet) verdict
 			}
 		}
 	case "message_delta":
-		if u := gjson.Get(s, "usage"); u.IsObject() {
-			rep.Usage.UpdateAnthropic(u)
-			rep.setCostFrom(u)
-		}
+		rep.readUsage(gjson.Get(s, "usage"), &anthropicUsage)
 	case "message_stop":
 		return vTerminal
 	}
@@ -121,12 +110,8 @@ func (d *anthropicDialect) appendInterrupted(dst, meta []byte) []byte {
 	return appendMetaEnd(dst, meta)
 }
 
-// anthropicTool adds the name of a tool_use, server_tool_use or
-// mcp_tool_use content block.
-func anthropicTool(block gjson.Result, m *Meta) { addItemTool(block, m, anthropicToolOf) }
-
 // anthropicToolOf says whether a content block of type t names a tool (by
-// its name).
+// its name): tool_use, server_tool_use and mcp_tool_use blocks do.
 func anthropicToolOf(t string) (tool string, byName bool) {
 	switch t {
 	case "tool_use", "server_tool_use", "mcp_tool_use":
@@ -182,9 +167,9 @@ func readMessageCalls(msg gjson.Result, rep *Reply) {
 // its own meta, the tools of its content blocks, and, with text, the text
 // of its text blocks.
 func readMessage(msg gjson.Result, rep *Reply, text bool) {
-	rep.readHead(msg, rep.Usage.UpdateAnthropic)
+	rep.readHead(msg, &anthropicUsage)
 	msg.Get("content").ForEach(func(_, block gjson.Result) bool {
-		anthropicTool(block, &rep.Meta)
+		addItemTool(block, &rep.Meta, anthropicToolOf)
 		if text && block.Get("type").Str == "text" {
 			rep.NextPart()
 			rep.AddText(block.Get("text").Str)

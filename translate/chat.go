@@ -216,11 +216,8 @@ func readChatCalls(root gjson.Result, rep *Reply) {
 			if !call.IsObject() {
 				return true
 			}
-			fn := call.Get("function")
-			c := rep.beginCall(fn.Get("name").Str, callKey{}, false)
-			if fn.IsObject() {
-				rep.calls.addArgs(c, jsonscan.ObjectValue(fn.Raw, "arguments"))
-			}
+			fn := call.Get("function") // not an object: no name, no arguments
+			rep.calls.addArgs(rep.beginCall(fn.Get("name").Str, callKey{}, false), jsonscan.ObjectValue(fn.Raw, "arguments"))
 			return true
 		})
 		return true
@@ -273,15 +270,13 @@ func (c chatDialect) object(raw, data []byte, s string, keys keySet) verdict {
 	if keys&hasUsage != 0 {
 		if u := gjson.Get(s, "usage"); u.IsObject() {
 			rep.chatUsage = true
-			rep.Usage.ReadChat(u)
-			rep.setCostFrom(u)
+			rep.readUsage(u, &chatUsage)
 			if r.opts.WithholdUsage && noChoices(s) {
 				return vWithhold // the usage chunk the client did not ask for
 			}
 		} else if u := gjson.Get(s, "x_groq.usage"); !rep.chatUsage && u.IsObject() {
 			// Groq's place for a stream's usage: its last chunk's x_groq.
-			rep.Usage.ReadChat(u)
-			rep.setCostFrom(u)
+			rep.readUsage(u, &chatUsage)
 		}
 	}
 	if r.opts.Structured != nil {

@@ -262,14 +262,11 @@ func (r *Reply) appendTiming(dst []byte, end time.Time) []byte {
 
 // readHead reads what a whole reply object (a Responses object, an
 // Anthropic message) says of itself: id, model, usage (read by the
-// protocol's usage reader), its cost, and its own meta.
-func (r *Reply) readHead(obj gjson.Result, readUsage func(gjson.Result) bool) {
+// protocol's names), its cost, and its own meta.
+func (r *Reply) readHead(obj gjson.Result, usage *usageNames) {
 	r.setID(obj.Get("id").Str)
 	r.setModel(obj.Get("model").Str)
-	if u := obj.Get("usage"); u.IsObject() {
-		readUsage(u)
-		r.setCostFrom(u)
-	}
+	r.readUsage(obj.Get("usage"), usage)
 	if m := obj.Get("meta"); m.IsObject() {
 		r.Meta.mergeResult(m)
 	}

@@ -45,9 +45,6 @@ var responsesProtocol = protocol{
 var responsesUsage = usageNames{paths: []string{"input_tokens", "output_tokens", "total_tokens",
 	"input_tokens_details.cached_tokens", "output_tokens_details.reasoning_tokens", "cost"}}
 
-// ReadResponses replaces u with a Responses API usage object.
-func (u *Usage) ReadResponses(usage gjson.Result) bool { return u.read(usage, &responsesUsage) }
-
 // responsesDialect reads a Responses event stream. Every event passes as it
 // came except the terminal one, whose response object gains the meta.
 type responsesDialect struct {
@@ -82,7 +79,7 @@ func (d *responsesDialect) object(_, data []byte, s string, keys keySet) verdict
 	switch {
 	case t == "response.output_item.added" || t == "response.output_item.done":
 		item := gjson.Get(s, "item")
-		responsesTool(item, &rep.Meta)
+		addItemTool(item, &rep.Meta, responsesToolOf)
 		if rep.ToolArguments && jsonscan.Valid(s) {
 			d.itemCall(s, item, t == "response.output_item.done")
 		}
@@ -132,12 +129,7 @@ func (d *responsesDialect) appendInterrupted(dst, meta []byte) []byte {
 	return appendMetaEnd(dst, meta)
 }
 
-// responsesTool adds the tool name an output item gives (SPEC 4.4).
-func responsesTool(item gjson.Result, m *Meta) {
-	addItemTool(item, m, responsesToolOf)
-}
-
-// responsesToolOf says which tool an output item of type t names:
+// responsesToolOf says which tool an output item of type t names (SPEC 4.4):
 // function_call, custom_tool_call and mcp_call items their name (byName),
 // any other type ending in _call its type without _call.
 func responsesToolOf(t string) (tool string, byName bool) {
@@ -221,9 +213,9 @@ func readResponseCalls(resp gjson.Result, rep *Reply) {
 // event's): id, model, usage, its own meta, the tools of its output items,
 // and, with text, the text of its message items' output_text parts.
 func readResponse(resp gjson.Result, rep *Reply, text bool) {
-	rep.readHead(resp, rep.Usage.ReadResponses)
+	rep.readHead(resp, &responsesUsage)
 	resp.Get("output").ForEach(func(_, item gjson.Result) bool {
-		responsesTool(item, &rep.Meta)
+		addItemTool(item, &rep.Meta, responsesToolOf)
 		if text && item.Get("type").Str == "message" {
 			rep.NextPart()
 			item.Get("content").ForEach(func(_, part gjson.Result) bool {

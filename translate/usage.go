@@ -87,6 +87,16 @@ func (u *Usage) read(usage gjson.Result, n *usageNames) bool {
 	return u.applyAs(n, c[:k])
 }
 
+// readUsage reads a usage object of a protocol whose counts are where n
+// says into the record: its counts, and its cost (setCostFrom). A value
+// that is not an object has neither.
+func (r *Reply) readUsage(usage gjson.Result, n *usageNames) {
+	if usage.IsObject() {
+		r.Usage.read(usage, n)
+		r.setCostFrom(usage)
+	}
+}
+
 // applyAs applies the counts read by the names.
 func (u *Usage) applyAs(n *usageNames, c []usageCount) bool {
 	if n.parts {

@@ -12,8 +12,8 @@ import (
 
 func TestUsageReaders(t *testing.T) {
 	chat := (*Usage).ReadChat
-	responses := (*Usage).ReadResponses
-	anthropic := (*Usage).UpdateAnthropic
+	responses := func(u *Usage, v gjson.Result) bool { return u.read(v, &responsesUsage) }
+	anthropic := func(u *Usage, v gjson.Result) bool { return u.read(v, &anthropicUsage) }
 	aisdk := (*Usage).ReadAISDK
 	hustle := func(u *Usage, el gjson.Result) bool { return u.read(el, &hustleUsage) }
 	cases := []struct {
