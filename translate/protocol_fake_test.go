@@ -125,8 +125,10 @@ var tallyOnce sync.Once
 // instructions for tally's is).
 func RegisterTally() {
 	tallyOnce.Do(func() {
-		addProtocol(&tallyProtocol)
-		addProtocol(&tallyArrayProtocol)
+		for _, p := range []*protocol{&tallyProtocol, &tallyArrayProtocol} {
+			protocols = append(protocols, p) // after the table's protocols
+			setUp(p)
+		}
 	})
 }
 

@@ -101,12 +101,6 @@ func init() {
 	}
 }
 
-// addProtocol registers p after the table's protocols: a test's own.
-func addProtocol(p *protocol) {
-	protocols = append(protocols, p)
-	setUp(p)
-}
-
 // setUp numbers a registered protocol's format (its place in protocols)
 // and builds what the protocol-free parts read of it, once.
 func setUp(p *protocol) {
