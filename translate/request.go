@@ -8,18 +8,20 @@ import (
 	"strings"
 
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
+	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
 
 // Reading a request before it goes upstream: every request is looked at,
 // and most need nothing, or, for a chat stream, only to ask for its usage.
-// Its top level is read once, by a walk (readRequestTop), whatever is then
-// done to it, and a stream's usage is asked for by appending a member, so
-// that neither a parse nor gjson stays on the way of a request to its
-// first event (BENCHMARKS.md, ninth round); a request that needs nothing
-// is told by a scan of its quotes alone. FuzzRequestUnchanged holds the
-// answers to gjson's reading of the top level (rewriteRequestRef, in the
-// tests), FuzzAppendMember the appended member to sjson's.
+// Its top level is read once, in the pass that validates it
+// (readRequestTop), whatever is then done to it, and a stream's usage is
+// asked for by appending a member, so that neither a parse nor gjson stays
+// on the way of a request to its first event (BENCHMARKS.md, ninth
+// round); a request that needs nothing is told by a scan of its quotes
+// alone. FuzzRequestUnchanged holds the answers to gjson's reading of the
+// top level (rewriteRequestRef, in the tests), FuzzAppendMember the
+// appended member to sjson's.
 
 // Flags a client may set on a chat request; they are never sent upstream
 // (SPEC 3).
@@ -89,11 +91,12 @@ func rewriteRequestTop(body []byte, top *requestTop, opts RequestOptions) (res R
 	}
 	if opts.StreamUsage && top.stream {
 		if asked, usageCopies := includeUsage(s, top.streamOptions); !asked {
-			so := ""
+			so, repeated := "", usageCopies > 1
 			if top.streamOptions >= 0 {
 				so = s[top.streamOptions:jsonscan.SkipValue(s, top.streamOptions)]
+				// Repeated when gjson (sjson) finds another copy first.
+				repeated = repeated || gjson.Get(s, "stream_options").Index != top.streamOptions
 			}
-			repeated := top.streamOptionsCopies > 1 || usageCopies > 1
 			if next, err := askStreamUsage(res.Body, so, repeated); err == nil {
 				res.Body, res.Changed, res.WithholdUsage = next, true, true
 			}
@@ -390,75 +393,72 @@ func RequestModel(body []byte) string {
 // repeated key counts by its last copy, as JavaScript's JSON.parse reads
 // it (and gjson's ForEach, FuzzRequestUnchanged's reference).
 type requestTop struct {
-	model               string                  // the last "model" that is a string (a view of the body)
-	stream              bool                    // the last "stream" is true
-	streamOptions       int                     // where the last "stream_options" value starts; -1: none
-	streamOptionsCopies int                     // how many stream_options members there are
-	flags               bool                    // a flag is there (requestFlags)
-	flagTrue            [len(requestFlags)]bool // each flag's last copy is true
-	responseFormat      bool                    // a response_format is there
+	model          string                  // the last "model" that is a string (a view of the body)
+	stream         bool                    // the last "stream" is true
+	streamOptions  int                     // where the last "stream_options" value starts; -1: none
+	flags          bool                    // a flag is there (requestFlags)
+	flagTrue       [len(requestFlags)]bool // each flag's last copy is true
+	responseFormat bool                    // a response_format is there
 }
 
+// requestPaths are the top-level members of a request that requestTop
+// holds, each recorded at its last copy: the flags first, in the top
+// slots of their order in requestFlags, then those of the constants below.
+var requestPaths = func() *jsonscan.Paths {
+	p := &jsonscan.Paths{LastCopy: true}
+	for _, k := range append(requestFlags[:], "model", "stream", "stream_options", "response_format") {
+		p.Add(k, nil)
+	}
+	return p
+}()
+
+const (
+	reqModel = len(requestFlags) + iota
+	reqStream
+	reqStreamOptions
+	reqResponseFormat
+)
+
 // readRequestTop reads the top level of the request s in the one pass
-// that validates it (jsonscan.Scan), where what is nested is only
+// that validates it (requestPaths.Scan), where what is nested is only
 // validated; ok is false when s is not a JSON object. A reply's record
 // reads its request's model with it when the reply has ended
 // (Reply.requestModel): validating and then walking the top level, and
 // copying the model, was about a fifth of a 2 KB JSON reply's rewrite.
 func readRequestTop(s string) (t requestTop, ok bool) {
-	r := topReader{s: s, top: requestTop{streamOptions: -1}}
-	if !jsonscan.Scan(s, &jsonscan.Hooks{Member: r.member, Open: r.open, String: r.str}) {
+	var x jsonscan.Index
+	if !requestPaths.Scan(s, &x) || s[jsonscan.Space(s, 0)] != '{' {
 		return t, false
 	}
-	return r.top, s[jsonscan.Space(s, 0)] == '{'
-}
-
-// topReader is readRequestTop's pass.
-type topReader struct {
-	s   string
-	top requestTop
-}
-
-func (r *topReader) open(depth int, _ byte) jsonscan.Want {
-	if depth == 1 {
-		return jsonscan.Members
+	for i := range requestFlags {
+		t.flags = t.flags || x.Top[i] != 0
+		t.flagTrue[i] = isTrue(s, x.Top[i])
 	}
-	return jsonscan.Nothing
-}
-
-func (r *topReader) member(key string, v, depth int, esc bool) (wantString bool) {
-	if depth != 1 {
-		return false
+	t.stream = isTrue(s, x.Top[reqStream])
+	t.streamOptions = -1
+	if v := x.Top[reqStreamOptions]; v != 0 {
+		t.streamOptions = jsonscan.Space(s, v)
 	}
-	k := key[1 : len(key)-1]
-	if esc {
-		// Spelt with escapes: compared as its text. An escape spells at
-		// least one byte in six, and no key read here is longer than 32
-		// bytes: a longer key names none.
-		var buf [6 * 32]byte
-		if len(k) > len(buf) {
-			return false
-		}
-		k = strView(jsonscan.AppendUnescaped(buf[:0], k))
-	}
-	v = jsonscan.Space(r.s, v)
-	switch k {
-	case "model":
-		return true
-	case "stream":
-		r.top.stream = strings.HasPrefix(r.s[v:], "true")
-	case "stream_options":
-		r.top.streamOptions = v
-		r.top.streamOptionsCopies++
-	case "response_format":
-		r.top.responseFormat = true
-	default:
-		if i := slices.Index(requestFlags[:], k); i >= 0 {
-			r.top.flags = true
-			r.top.flagTrue[i] = strings.HasPrefix(r.s[v:], "true")
+	t.responseFormat = x.Top[reqResponseFormat] != 0
+	if v := x.Top[reqModel]; v != 0 {
+		var isStr bool
+		if t.model, isStr = strAt(s, v); !isStr {
+			// The last copy is no string; an earlier one may be.
+			it := jsonscan.IterAt(s, jsonscan.Space(s, 0))
+			for k, v, more := it.Next(); more; k, v, more = it.Next() {
+				if jsonscan.KeyIs(k, "model") {
+					if m, isStr := strAt(s, v); isStr {
+						t.model = m
+					}
+				}
+			}
 		}
 	}
-	return false
+	return t, true
 }
 
-func (r *topReader) str(raw string, _ int) { r.top.model = jsonStr(raw) }
+// isTrue reports whether the value at s[v] (after white space) is true; v
+// 0: none.
+func isTrue(s string, v int) bool {
+	return v != 0 && strings.HasPrefix(s[jsonscan.Space(s, v):], "true")
+}

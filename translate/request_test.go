@@ -439,7 +439,6 @@ func rewriteRequestRef(body []byte, opts RequestOptions) (RequestResult, bool) {
 			top.stream = v.Type == gjson.True
 		case "stream_options":
 			top.streamOptions = v.Index
-			top.streamOptionsCopies++
 		}
 		if i := slices.Index(requestFlags[:], k.Str); i >= 0 {
 			top.flags, top.flagTrue[i] = true, v.Type == gjson.True

@@ -8,11 +8,11 @@ import (
 // Index is what one scan of a document (Paths.Scan) recorded of it, so
 // that reading it needs no second pass over it: where the values of the
 // members its paths name start, and its Refs. Its zero value is ready for
-// a scan; it stays on its caller's stack (Scan calls its methods
-// directly, not through func values).
+// a scan; it stays on its caller's stack.
 type Index struct {
 	// Top holds, for each top slot, where the value of the first
-	// top-level member of that name starts (just past its colon); 0: none.
+	// top-level member of that name (the last: Paths.LastCopy) starts
+	// (just past its colon); 0: none.
 	Top [MaxTops]int
 	// Vals holds, for each slot below the top level, where its value
 	// starts (for an element's, the element being read); 0: none.
@@ -110,7 +110,7 @@ func (x *Index) member(s, key string, m uint64, v, depth int, esc bool) (wantStr
 		}
 		// c & 63, as a Node is below MaxNodes: no test (JSONReply2K/anthropic: 40 fewer).
 		bit := uint64(1) << (c & 63)
-		if x.done&bit != 0 {
+		if x.done&bit != 0 && !(cn.top && p.LastCopy) {
 			return false
 		}
 		x.done |= bit
@@ -133,14 +133,14 @@ func (x *Index) member(s, key string, m uint64, v, depth int, esc bool) (wantStr
 // from its parent's and the member it is the value of. What a container of
 // no node holds is not read, only validated; only an element's close is
 // read (close).
-func (x *Index) open(d int, c byte) Want {
+func (x *Index) open(d int, c byte) wanted {
 	p := x.p
 	if d > len(x.role) {
-		return Nothing
+		return wantNothing
 	}
 	if d == 1 {
 		x.role[0] = rootNode
-		return Members
+		return wantMembers
 	}
 	var r Node
 	switch parent := &p.nodes[x.role[d-2]]; {
@@ -164,17 +164,17 @@ func (x *Index) open(d int, c byte) Want {
 	x.key = 0
 	x.role[d-1] = r
 	if r == 0 {
-		return Nothing
+		return wantNothing
 	}
 	if e := &p.nodes[r]; e.elem {
 		// An element: what is found in it starts anew; its close is read
 		// when it has a key and a second path (str refs one without).
 		x.done &^= e.scope
 		if e.slot2 > 0 {
-			return WithClose
+			return wantClose
 		}
 	}
-	return Members
+	return wantMembers
 }
 
 // close records the close of an element at depth d: when its key was

@@ -26,6 +26,11 @@ import (
 // name. A key written with escapes is compared as its text, as gjson
 // compares it.
 type Paths struct {
+	// LastCopy, set before the first Add, records a top-level member at
+	// its last copy instead, as JavaScript's JSON.parse reads a repeated
+	// key (a request as its upstream reads it).
+	LastCopy bool
+
 	// nodes is the tree, indexed by a Node (no bounds to check); node 0
 	// is none.
 	nodes    [256]pathNode

@@ -99,3 +99,19 @@ func TestPathsBounds(t *testing.T) {
 		}()
 	}
 }
+
+// TestPathsLastCopy: with LastCopy, a top-level member is recorded at its
+// last copy, one spelt with escapes among them, and a member of the same
+// name below the top level is none.
+func TestPathsLastCopy(t *testing.T) {
+	p := Paths{LastCopy: true}
+	slot, _ := p.Slot(p.Add("t", nil))
+	doc := `{"t":1,"o":{"t":2},"\u0074": 3,"x":{"t":4}}`
+	var x Index
+	if !p.Scan(doc, &x) {
+		t.Fatal("not valid")
+	}
+	if v := Space(doc, x.Top[slot]); doc[v] != '3' {
+		t.Errorf("t recorded at %q, want its last copy, 3", doc[v:])
+	}
+}

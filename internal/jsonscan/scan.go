@@ -1,7 +1,6 @@
 // Package jsonscan reads JSON the way a gateway on the hot path needs to:
 // one pass that validates a document and, on the way, records the members
-// its caller's paths name (Paths.Scan, into an Index) or tells its caller
-// of the members and containers it wants (Scan and its Hooks); walks over a
+// its caller's paths name (Paths.Scan, into an Index); walks over a
 // document already known valid that find a key or pass over a value with
 // no parsing (Iter, FindMember, SkipValue); the keys a stream's event holds,
 // found without parsing it (Keys, KeyScanner); JSON strings written and
@@ -23,65 +22,40 @@ import "math/bits"
 // of an LLM reply, are passed over eight bytes at a time; and nesting is
 // kept on a stack of its own instead of recursion, so a body of a few
 // million '[' costs that many bytes rather than that many stack frames.
-func Valid(s string) bool { return scan(s, nil, nil) }
+func Valid(s string) bool { return scan(s, nil) }
 
-// Hooks are what Scan tells its caller as it validates a document, so that
-// the caller learns what it reads of the document in the same pass. They
-// are func values (method values of the caller's record, typically): a
-// record handed to them stays on the caller's stack, where an interface
-// would move it to the heap.
-type Hooks struct {
-	// Member: a member's key (quotes included; esc when it holds an
-	// escape) and its colon were read; its value starts at v or after
-	// white space; depth is the depth of its object (1: the root). It
-	// returns whether String is to be told of the value, if a string.
-	Member func(key string, v, depth int, esc bool) (wantString bool)
-	// Open: a container that is not empty opened at depth (1: the root),
-	// with bracket '{' or '['; it says what the caller wants of it. An
-	// empty one is read as a value.
-	Open func(depth int, bracket byte) Want
-	// Close: the container at depth closed, when its Open wanted it.
-	Close func(depth int)
-	// String: the value of the member just told, which asked for it, is
-	// the string raw (quotes included) at v.
-	String func(raw string, v int)
-}
-
-// Want is what a caller wants of a container (Hooks.Open).
-type Want uint8
+// wanted is what an Index wants of a container (Index.open).
+type wanted uint8
 
 const (
-	Members   Want = iota // its members (Member), not its Close
-	WithClose             // its members and its Close
-	Nothing               // nothing inside it, nor its Close: it is only validated
+	wantMembers wanted = iota // its members, not its close
+	wantClose                 // its members and its close
+	wantNothing               // nothing inside it, nor its close: it is only validated
 )
 
-// withClose marks, on Scan's stack of open containers, one whose Close is
+// withClose marks, on scan's stack of open containers, one whose close is
 // wanted.
 const withClose = 0x80
-
-// Scan is Valid, which tells h of what it reads.
-func Scan(s string, h *Hooks) bool { return scan(s, h, nil) }
 
 // Scan is Valid, which records in x what p's paths name: x, zero before,
 // is then read without a second pass over s.
 func (p *Paths) Scan(s string, x *Index) bool {
 	x.p = p
-	return scan(s, nil, x)
+	return scan(s, x)
 }
 
-// scan is Valid, which tells h of what it reads, or records it in x (by
-// its paths), when either is not nil. The keys no path names are told
-// apart here (candidates), without a call: most keys of a document.
-func scan(s string, h *Hooks, x *Index) bool {
+// scan is Valid, which records in x what its paths name, when x is not
+// nil. The keys no path names are told apart here (candidates), without a
+// call: most keys of a document.
+func scan(s string, x *Index) bool {
 	var stackBuf [32]byte
 	open := stackBuf[:0] // '{' or '[' for each container not yet closed (| withClose)
 	i := 0
 	var ok, want bool
-	// quiet is the depth of the container that wants Nothing; 0: none;
-	// -1 when nothing is told (Valid).
+	// quiet is the depth of the container that wants nothing; 0: none;
+	// -1 when nothing is recorded (Valid).
 	quiet := 0
-	if h == nil && x == nil {
+	if x == nil {
 		quiet = -1
 	}
 value: // a value must start here
@@ -100,16 +74,10 @@ value: // a value must start here
 		}
 		open = append(open, c)
 		if quiet == 0 {
-			var w Want
-			if x != nil {
-				w = x.open(len(open), c)
-			} else {
-				w = h.Open(len(open), c)
-			}
-			switch w {
-			case WithClose:
+			switch x.open(len(open), c) {
+			case wantClose:
 				open[len(open)-1] |= withClose
-			case Nothing:
+			case wantNothing:
 				quiet = len(open)
 			}
 		}
@@ -124,11 +92,7 @@ value: // a value must start here
 		}
 		if want {
 			want = false
-			if x != nil {
-				x.str(s[start:i], start)
-			} else {
-				h.String(s[start:i], start)
-			}
+			x.str(s[start:i], start)
 		}
 	case 't':
 		if i+4 > len(s) || s[i+1:i+4] != "rue" {
@@ -172,11 +136,8 @@ after: // a value ended just before i
 		switch {
 		case quiet == len(open):
 			quiet = 0
-		case top&withClose == 0:
-		case x != nil:
+		case top&withClose != 0:
 			x.close(len(open))
-		default:
-			h.Close(len(open))
 		}
 		open = open[:len(open)-1]
 		i++
@@ -201,14 +162,10 @@ member: // a key, its colon, then its value
 		}
 		i++
 		if quiet == 0 {
-			if x != nil {
-				if m := x.p.candidates(x.role[len(open)-1], key, 1, len(key)-2); m != 0 || esc {
-					want = x.member(s, key, m, i, len(open), esc)
-				} else {
-					x.key = 0
-				}
+			if m := x.p.candidates(x.role[len(open)-1], key, 1, len(key)-2); m != 0 || esc {
+				want = x.member(s, key, m, i, len(open), esc)
 			} else {
-				want = h.Member(key, i, len(open), esc)
+				x.key = 0
 			}
 		}
 	}
