@@ -35,49 +35,39 @@ func (r *SSERewriter) endSpliced(term []byte, path string) {
 		// One data line, as every real stream sends (data is term[cut:]
 		// up to its line end): the event goes out in pieces around the
 		// meta, never copied whole (it carries the whole reply again).
-		at, skip, prefix, ok := splicePoint(data, path)
-		r.write(r.ownBuf())
-		if ok {
-			r.write(term[:cut+at])
-			r.write(prefix)
-			r.write(meta)
-			cut += at + skip
-		} else {
-			cut = 0 // no object to carry the meta: the event as it came
+		r.endOutput()
+		for _, piece := range spliced(term, cut, data, path, meta) {
+			r.write(piece)
 		}
-		r.write(term[cut:])
 	} else {
 		// Several data lines: the other lines as they came, then the data
 		// in as many data lines as it came in (joined, it holds a "\n"
 		// where each line ended: one line would cut the object short).
-		buf := appendEventLines(r.ownBuf(), term, appendSplicedMeta(nil, data, path, meta))
-		r.ownFrom = len(buf) // its lines end as the upstream's did
-		r.emitOwn(buf)
+		pieces := spliced(data, 0, data, path, meta)
+		r.write(appendEventLines(r.ownBuf(), term, bytes.Join(pieces[:], nil)))
 	}
 	if r.opts.Stats != nil {
 		r.opts.Stats.FinalMeta++
 	}
 	// It ends as the upstream's event ended, and always with a blank line
 	// (SPEC 4.3): an event cut short by the end of the stream is one no
-	// client would dispatch. A CR that ended it gets its LF (sse_eol.go).
-	r.lastRaw = true
-	if end := r.eventEnd(); end != "" {
-		r.write([]byte(end))
-	}
+	// client would dispatch. Its ending went out as it came: the LF of a
+	// CRLF it ended with follows it, unless endOutput completes the CR.
+	r.dropLF = false
+	r.endOutput()
 }
 
-// appendSplicedMeta appends the JSON object data with "meta": meta set in
-// the object at path ("" data itself), or data as it came when it has no
-// such object (see splicePoint).
-func appendSplicedMeta(dst, data []byte, path string, meta []byte) []byte {
+// spliced is b, whose bytes from cut on are the JSON object data, in the
+// pieces it goes out in with "meta": meta set in the object at path of data
+// ("" data itself); b as it came when data has no such object (see
+// splicePoint).
+func spliced(b []byte, cut int, data []byte, path string, meta []byte) [4][]byte {
 	at, skip, prefix, ok := splicePoint(data, path)
 	if !ok {
-		return append(dst, data...)
+		return [4][]byte{b}
 	}
-	dst = append(dst, data[:at]...)
-	dst = append(dst, prefix...)
-	dst = append(dst, meta...)
-	return append(dst, data[at+skip:]...)
+	at += cut
+	return [4][]byte{b[:at], prefix, meta, b[at+skip:]}
 }
 
 var (
@@ -126,31 +116,13 @@ func splicePoint(data []byte, path string) (at, skip int, prefix []byte, ok bool
 // that a CRLF whose LF comes in the next write still completes it.
 func appendEventLines(dst, raw, data []byte) []byte {
 	body := bytes.TrimRight(raw, "\r\n")
-	ending := raw[len(body):]
-	eol := "\n"
-	if i := bytes.IndexAny(raw, "\r\n"); i >= 0 {
-		eol = "\r"
-		if raw[i] == '\n' {
-			eol = "\n"
-		} else if i+1 < len(raw) && raw[i+1] == '\n' {
-			eol = "\r\n"
-		}
-	}
+	eol := eolText[firstLineEnd(raw)]
 	for _, line := range bytes.FieldsFunc(body, func(r rune) bool { return r == '\n' || r == '\r' }) {
-		if string(line) == "data" || bytes.HasPrefix(line, []byte("data:")) {
-			continue
+		if _, isData := dataField(line); !isData {
+			dst = append(append(dst, line...), eol...)
 		}
-		dst = append(dst, line...)
-		dst = append(dst, eol...)
 	}
-	for {
-		line, rest, more := bytes.Cut(data, []byte{'\n'})
-		dst = append(dst, "data: "...)
-		dst = append(dst, line...)
-		if !more {
-			return append(dst, ending...)
-		}
-		dst = append(dst, eol...)
-		data = rest
-	}
+	dst = append(dst, "data: "...)
+	dst = append(dst, bytes.ReplaceAll(data, lf, []byte(eol+"data: "))...)
+	return append(dst, raw[len(body):]...)
 }

@@ -134,22 +134,14 @@ func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
 			size--
 		}
 		switch {
-		case s.oversize:
-			h.Oversize(p[start:i], false)
+		case s.oversize || len(s.buf)+size > s.Max:
+			s.overflow(p[start:i], h)
 			s.oversize = false
 		case len(s.buf) == 0:
-			if size > s.Max {
-				h.Oversize(p[start:i], true)
-			} else {
-				s.hinted = s.dataLines <= 1 && !s.dataBOM
-				s.at = start
-				h.Event(p[start:i])
-				s.hinted, s.at = false, -1
-			}
-		case len(s.buf)+size > s.Max:
-			h.Oversize(s.buf, true)
-			h.Oversize(p[start:i], false)
-			s.buf = s.buf[:0]
+			s.hinted = s.dataLines <= 1 && !s.dataBOM
+			s.at = start
+			h.Event(p[start:i])
+			s.hinted, s.at = false, -1
 		default:
 			s.buf = appendBounded(s.buf, p[start:i], s.Max)
 			s.at = -1
@@ -202,22 +194,23 @@ func (s *SSESplitter) Data() (data []byte, ok, known bool) {
 // keep holds the unfinished tail of an event (not empty), or passes it on
 // once the event is too large to hold.
 func (s *SSESplitter) keep(rest []byte, h SSEHandler) {
-	if s.oversize {
-		h.Oversize(rest, false)
-		return
-	}
-	if len(s.buf)+len(rest) > s.Max {
-		if len(s.buf) > 0 {
-			h.Oversize(s.buf, true)
-			h.Oversize(rest, false)
-		} else {
-			h.Oversize(rest, true)
-		}
-		s.buf = s.buf[:0]
+	if s.oversize || len(s.buf)+len(rest) > s.Max {
+		s.overflow(rest, h)
 		s.oversize = true
 		return
 	}
 	s.buf = appendBounded(s.buf, rest, s.Max)
+}
+
+// overflow hands on piece of an event too large to hold, after what was
+// held of it; the first piece of such an event says so.
+func (s *SSESplitter) overflow(piece []byte, h SSEHandler) {
+	first := !s.oversize
+	if len(s.buf) > 0 {
+		h.Oversize(s.buf, true)
+		s.buf, first = s.buf[:0], false
+	}
+	h.Oversize(piece, first)
 }
 
 // Close ends the stream: an unterminated last event is handed on as an event
@@ -227,12 +220,7 @@ func (s *SSESplitter) Close(h SSEHandler) {
 		s.at = -1
 		h.Event(s.buf)
 	}
-	s.buf = s.buf[:0]
-	s.dataLines, s.data, s.dataBOM = 0, nil, false
-	s.lineLen = 0
-	s.skipLF = false
-	s.eventCR = false
-	s.oversize = false
+	*s = SSESplitter{Max: s.Max, buf: s.buf[:0]}
 }
 
 var bom = []byte("\xEF\xBB\xBF")

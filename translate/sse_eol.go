@@ -25,36 +25,40 @@ const (
 	eolLF
 	eolCRLF
 	eolCR
+	eolCRAtEnd // a CR that ended a write: its LF may start the next
 )
 
 // eolText is each line ending's text ("\n" until the stream's is known).
-var eolText = [...]string{eolUnknown: "\n", eolLF: "\n", eolCRLF: "\r\n", eolCR: "\r"}
+var eolText = [...]string{eolUnknown: "\n", eolLF: "\n", eolCRLF: "\r\n", eolCR: "\r", eolCRAtEnd: "\r"}
+
+// firstLineEnd is the line ending of p's first line.
+func firstLineEnd(p []byte) lineEnd {
+	i := bytes.IndexAny(p, "\r\n")
+	switch {
+	case i < 0:
+		return eolUnknown
+	case p[i] == '\n':
+		return eolLF
+	case i+1 == len(p):
+		return eolCRAtEnd
+	case p[i+1] == '\n':
+		return eolCRLF
+	}
+	return eolCR
+}
 
 // learnEOL reads the line ending of the stream's first line from the next
 // bytes it sent.
 func (r *SSERewriter) learnEOL(p []byte) {
-	if len(p) == 0 {
-		return
-	}
-	if r.eolCR {
-		r.eolCR = false
+	switch {
+	case len(p) == 0:
+	case r.eol == eolCRAtEnd: // does that CR's LF start this write?
 		r.eol = eolCR
 		if p[0] == '\n' {
 			r.eol = eolCRLF
 		}
-		return
-	}
-	i := bytes.IndexAny(p, "\r\n")
-	switch {
-	case i < 0:
-	case p[i] == '\n':
-		r.eol = eolLF
-	case i+1 == len(p):
-		r.eolCR = true // its LF, if any, comes in the next write
-	case p[i+1] == '\n':
-		r.eol = eolCRLF
 	default:
-		r.eol = eolCR
+		r.eol = firstLineEnd(p)
 	}
 }
 
@@ -68,74 +72,72 @@ func (r *SSERewriter) completeCR(raw []byte) {
 	}
 }
 
-// writeLF writes the LF completing the CR an event that went out ended in.
+// writeLF writes the LF completing the CR an event that went out ended in
+// (apart from completeCR, which is inlined where every event goes out).
 func (r *SSERewriter) writeLF() {
 	r.flushPending()
 	r.write(lf)
-	r.dropLF = r.split.eventCR
+	r.dropLF = true
 }
 
 var lf = []byte{'\n'}
 
-// eventEnd returns the line ends that make the output written so far end
-// with a blank line: "" when it does (or nothing was written). A CR last
-// written gets its LF first, whatever comes next from the upstream.
-func (r *SSERewriter) eventEnd() string {
+// endOutput makes the output, pending output included, end with a blank
+// line: when it does not (an unterminated last event at Close, or one that
+// ended in a CR whose LF has not come), it writes the line ends it lacks. A
+// CR last written gets its LF first, whatever comes next from the upstream.
+func (r *SSERewriter) endOutput() {
+	r.flushPending()
 	t := r.tail[3-r.ntail:]
 	n := len(t)
 	if n == 0 {
-		return ""
+		return
 	}
-	eol := eolText[r.eol]
 	last := t[n-1]
-	if last != '\n' && last != '\r' {
-		return eol + eol // inside a line
-	}
 	k := n - 1 // start of the last line end
 	if last == '\n' && k > 0 && t[k-1] == '\r' {
 		k--
 	}
 	blank := k == 0 || t[k-1] == '\n' || t[k-1] == '\r'
-	if last == '\r' && r.lastRaw && r.split.eventCR {
-		r.dropLF = true // the upstream may still send the LF written here
-	}
+	b := r.wbuf[:0]
 	switch {
-	case last == '\r' && blank:
-		return "\n" // the blank line's CR, completed
 	case last == '\r':
-		return "\n" + eol // the line's CR completed, then a blank line
-	case blank:
-		return ""
+		b = append(b, '\n') // the CR completed: the upstream's LF, should it come next, is dropped
+		r.dropLF = true
+	case last != '\n':
+		blank = false // inside a line: it ends first
+		b = append(b, eolText[r.eol]...)
 	}
-	return eol
+	if !blank {
+		b = append(b, eolText[r.eol]...)
+	}
+	r.wbuf = b[:0]
+	r.write(b)
 }
 
-// inEOL returns b with the LF line ends of b[from:], an event the module
-// built, in the stream's line ending. Its JSON holds no raw line break:
-// every LF there ends a line.
-func (r *SSERewriter) inEOL(b []byte, from int) []byte {
+// inEOL returns b, an event the module built with LF line ends, in the
+// stream's line ending. Its JSON holds no raw line break: every LF there
+// ends a line.
+func (r *SSERewriter) inEOL(b []byte) []byte {
 	switch r.eol {
 	case eolCR:
-		for i := from; i < len(b); i++ {
-			if b[i] == '\n' {
+		for i, c := range b {
+			if c == '\n' {
 				b[i] = '\r'
 			}
 		}
 	case eolCRLF:
-		n := bytes.Count(b[from:], lf)
-		if n == 0 {
-			return b
-		}
-		out := slices.Grow(r.eolBuf[:0], len(b)+n)
-		out = append(out, b[:from]...)
-		for _, c := range b[from:] {
-			if c == '\n' {
-				out = append(out, '\r')
+		// In place, from the end: each byte moves up by the number of
+		// LFs up to it, and each LF gets its CR.
+		n := bytes.Count(b, lf)
+		b = slices.Grow(b, n)[:len(b)+n]
+		for i := len(b) - n - 1; n > 0; i-- {
+			b[i+n] = b[i]
+			if b[i] == '\n' {
+				n--
+				b[i+n] = '\r'
 			}
-			out = append(out, c)
 		}
-		r.eolBuf = out[:0]
-		return out
 	}
 	return b
 }

@@ -87,22 +87,15 @@ type SSERewriter struct {
 	// their own (SPEC 11.2).
 	ownChunks bool
 
-	// Line endings stay whole (SPEC 8.1): lastRaw is set when the last
-	// event went out as its own bytes, so that the LF completing its CRLF
-	// in the next write follows it (EventTail); dropLF when the module
-	// completed that CRLF itself (sse_eol.go).
-	lastRaw bool
-	dropLF  bool
+	// Line endings stay whole (SPEC 8.1): dropLF is set when the LF
+	// completing the last event's CRLF, should it start the next write,
+	// is not to follow it (EventTail): the event was withheld or replaced,
+	// or the module wrote that LF itself (sse_eol.go).
+	dropLF bool
 
 	// The stream's line ending, that of its first line (SPEC 4.3): the
-	// events the module writes use it. eolCR: that line ended in a CR
-	// that ended a write, whose LF may start the next.
-	eol   lineEnd
-	eolCR bool
-	// ownFrom is where the event the module is building starts in wbuf,
-	// after what ends the upstream's open event (ownBuf).
-	ownFrom int
-	eolBuf  []byte // an own event in CRLF line ends (inEOL)
+	// events the module writes use it.
+	eol lineEnd
 
 	// The last bytes written to out (tail[3-ntail:]), to start our own
 	// events on a fresh event when the upstream's last one is unterminated.
@@ -141,7 +134,7 @@ func (r *SSERewriter) Write(p []byte) (int, error) {
 	if r.err != nil {
 		return 0, r.err
 	}
-	if r.eol == eolUnknown {
+	if r.eol == eolUnknown || r.eol == eolCRAtEnd {
 		r.learnEOL(p)
 	}
 	r.in = p
@@ -163,8 +156,8 @@ func (r *SSERewriter) Close() error {
 	if r.err != nil {
 		return r.err
 	}
-	if r.eolCR { // the first line's CR ended the stream: no LF follows it
-		r.eolCR, r.eol = false, eolCR
+	if r.eol == eolCRAtEnd { // the first line's CR ended the stream: no LF follows it
+		r.eol = eolCR
 	}
 	r.split.Close(r)
 	r.end(nil)
@@ -201,7 +194,7 @@ type eventDialect interface {
 
 // Event implements SSEHandler.
 func (r *SSERewriter) Event(raw []byte) {
-	r.lastRaw, r.dropLF = false, false
+	r.dropLF = true // unless it goes out as it came
 	if r.opts.Stats != nil {
 		r.opts.Stats.Events++
 	}
@@ -323,15 +316,13 @@ func errorEvent(s string) (string, bool) {
 // as it came; it goes with the event when the event was withheld or
 // replaced, or when the module already completed the CRLF.
 func (r *SSERewriter) EventTail(lf []byte) {
-	if r.lastRaw && !r.dropLF {
+	if !r.dropLF {
 		r.emitAt(lf, 0) // the first byte of the write
 	}
-	r.dropLF = false
 }
 
 // Oversize implements SSEHandler: a huge event passes as it arrives.
 func (r *SSERewriter) Oversize(p []byte, first bool) {
-	r.lastRaw, r.dropLF = true, false
 	if first {
 		if r.opts.Stats != nil {
 			r.opts.Stats.Events++
@@ -371,26 +362,21 @@ func onlyKey(s, key string) bool {
 	return only
 }
 
-// ownBuf returns the rewriter's scratch output buffer for an event of the
-// module's own, emptied after any pending output has been written. When
-// what was written so far does not end with a blank line (an unterminated
-// last event at Close, or one that ended in a CR whose LF has not come),
-// the buffer starts with what ends it (eventEnd), so that an event of ours
-// never runs into the upstream's. The event is built after it with LF line
-// ends; emitOwn writes it in the stream's.
+// ownBuf returns the rewriter's scratch output buffer, empty, for an event
+// of the module's own, once the output so far ends with a blank line
+// (endOutput), so that an event of ours never runs into the upstream's. The
+// event is built with LF line ends; emitOwn writes it in the stream's.
 func (r *SSERewriter) ownBuf() []byte {
-	r.flushPending()
-	buf := append(r.wbuf[:0], r.eventEnd()...)
-	r.ownFrom = len(buf)
-	return buf
+	r.endOutput()
+	return r.wbuf[:0]
 }
 
 // emitOwn writes an event the module built in ownBuf's buffer, in the
 // stream's line ending, keeping the buffer for reuse.
 func (r *SSERewriter) emitOwn(b []byte) {
+	b = r.inEOL(b)
 	r.wbuf = b[:0]
-	r.write(r.inEOL(b, r.ownFrom))
-	r.ownFrom = 0
+	r.write(b)
 }
 
 // emitAt queues untouched bytes b, which start at offset at of the
@@ -398,7 +384,7 @@ func (r *SSERewriter) emitOwn(b []byte) {
 // in the caller's buffer are written together; anything else goes out at
 // once.
 func (r *SSERewriter) emitAt(b []byte, at int) {
-	r.lastRaw = true
+	r.dropLF = false
 	switch {
 	case at < 0:
 		r.emitCopy(b) // the splitter's own buffer, reused right after
@@ -417,7 +403,7 @@ func (r *SSERewriter) emitAt(b []byte, at int) {
 // b is upstream bytes as they came (an LF completing its CRLF follows).
 func (r *SSERewriter) emitCopy(b []byte) {
 	if len(b) > 0 {
-		r.lastRaw = true
+		r.dropLF = false
 	}
 	r.flushPending()
 	r.write(b)
