@@ -151,10 +151,6 @@ func (c *UIStreamConverter) event(data []byte) {
 			return
 		}
 	}
-	switch typ {
-	case "start-step", "finish-step", "text-start", "text-end", "tool-input-delta":
-		return // the most frequent parts that give nothing
-	}
 	v := gjson.Parse(s)
 	switch typ {
 	case "tool-input-start", "tool-input-available", "tool-call",
@@ -190,7 +186,7 @@ func (c *UIStreamConverter) event(data []byte) {
 		}
 		c.reachEnd(endWhole)
 		c.finishUI(v.Get("finishReason").Str, usage)
-	default:
+	default: // data-* parts; the others give nothing
 		if strings.HasPrefix(typ, "data-") {
 			c.data(v.Get("data")) // missing: not valid JSON, ignored
 		}
