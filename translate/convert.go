@@ -33,7 +33,11 @@ type convCore struct {
 	rep    *Reply // ConvertOptions.Reply
 	hustle Hustle
 
-	lateUsage []byte // usage that came after the last chunk (UI message-metadata)
+	// The usage of message metadata (UI stream, metadataUsage): that of
+	// the finish chunk unless its part brings its own (mdUsage); once the
+	// finish chunk has been written (finished), meta.usage's (lateUsage).
+	mdUsage, lateUsage []byte
+	finished           bool
 
 	head    ChunkHead
 	id      string // the first message id announced before the first chunk
@@ -257,9 +261,14 @@ func (c *convCore) flushFull() {
 }
 
 // finish writes a finish chunk with the mapped finish reason and, when usage
-// holds token counts, OpenAI's usage object made of them (SPEC 5.1).
+// (else the message metadata's) holds token counts, OpenAI's usage object
+// made of them (SPEC 5.1, 5.2).
 func (c *convCore) finish(reason string, usage gjson.Result) {
 	role := c.start()
+	c.finished = true
+	if !usage.IsObject() && c.mdUsage != nil {
+		usage = gjson.ParseBytes(c.mdUsage)
+	}
 	c.rep.setCostFrom(usage) // the chunk's usage carries the counts only
 	var counts Usage
 	var u []byte

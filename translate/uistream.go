@@ -58,9 +58,7 @@ type UIStreamConverter struct {
 	convCore
 	split       SSESplitter
 	dataScratch []byte
-	mdUsage     []byte // the usage of message-metadata, for the last chunk
-	finished    bool   // the finish chunk has been written
-	aborted     bool   // abort came: later parts are ignored
+	aborted     bool // abort came: later parts are ignored
 }
 
 // NewUIStreamConverter returns a converter writing to out.
@@ -169,7 +167,7 @@ func (c *UIStreamConverter) event(data []byte) {
 	case "abort":
 		if !c.finished {
 			c.reachEnd(endCut) // an end, and an interruption (SPEC 11.1)
-			c.finishUI("stop", gjson.Result{})
+			c.finish("stop", gjson.Result{})
 		}
 		c.aborted = true
 	case "error":
@@ -185,7 +183,7 @@ func (c *UIStreamConverter) event(data []byte) {
 			usage = v.Get("usage")
 		}
 		c.reachEnd(endWhole)
-		c.finishUI(v.Get("finishReason").Str, usage)
+		c.finish(v.Get("finishReason").Str, usage)
 	default: // data-* parts; the others give nothing
 		if strings.HasPrefix(typ, "data-") {
 			c.data(v.Get("data")) // missing: not valid JSON, ignored
@@ -206,16 +204,6 @@ func (c *UIStreamConverter) metadataUsage(u gjson.Result) {
 		return
 	}
 	c.mdUsage = append(c.mdUsage[:0], u.Raw...)
-}
-
-// finishUI writes a finish chunk, with the finish part's usage, else the
-// message metadata's.
-func (c *UIStreamConverter) finishUI(reason string, usage gjson.Result) {
-	c.finished = true
-	if !usage.IsObject() && c.mdUsage != nil {
-		usage = gjson.ParseBytes(c.mdUsage)
-	}
-	c.finish(reason, usage)
 }
 
 // uiErrorMessage is the message of an error part: errorText, else message,
