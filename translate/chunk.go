@@ -44,29 +44,21 @@ func chunkHeadFrom(data []byte, def func() ChunkHead) ChunkHead {
 		return def()
 	}
 	res := gjson.GetManyBytes(data, "id", "created", "model")
+	id, created, model := res[0].Type == gjson.String, res[1].Type == gjson.Number, res[2].Type == gjson.String
 	var h ChunkHead
+	if !id || !created || !model {
+		h = def() // for what is missing
+	}
 	// The id and model are repeated as the upstream wrote them, in valid
 	// UTF-8 (SPEC 8.1): the event is the module's own.
-	if res[0].Type == gjson.String {
+	if id {
 		h.id = []byte(strings.ToValidUTF8(res[0].Raw, "\uFFFD"))
 	}
-	if res[1].Type == gjson.Number {
+	if created {
 		h.created = []byte(res[1].Raw)
 	}
-	if res[2].Type == gjson.String {
+	if model {
 		h.model = []byte(strings.ToValidUTF8(res[2].Raw, "\uFFFD"))
-	}
-	if h.id == nil || h.created == nil || h.model == nil {
-		d := def()
-		if h.id == nil {
-			h.id = d.id
-		}
-		if h.created == nil {
-			h.created = d.created
-		}
-		if h.model == nil {
-			h.model = d.model
-		}
 	}
 	return h
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
-	"github.com/tidwall/gjson"
 )
 
 // ReasonNoTerminalEvent is the fallback of a Responses or Anthropic stream
@@ -82,28 +81,22 @@ var (
 // data is not valid JSON or has no object there: not ours to mend.
 func splicePoint(data []byte, path string) (at, skip int, prefix []byte, ok bool) {
 	s := strView(data)
-	if !jsonscan.Valid(s) {
+	obj := jsonscan.Space(s, 0)
+	if !jsonscan.Valid(s) || s[obj] != '{' {
 		return 0, 0, nil, false
 	}
-	var obj gjson.Result
-	objStart := 0
-	if path == "" {
-		// Parse keeps the white space after an object in its Raw and does
-		// not say where the object starts: trim it on both sides.
-		objStart = jsonscan.Space(s, 0)
-		obj = gjson.Parse(jsonscan.TrimSpace(s))
-	} else {
-		obj = gjson.Get(s, path)
-		objStart = obj.Index
+	if path != "" {
+		v, _, found := jsonscan.FindMember(s, obj, path)
+		if !found || s[v] != '{' {
+			return 0, 0, nil, false
+		}
+		obj = v
 	}
-	if !obj.IsObject() || objStart < 0 || objStart+len(obj.Raw) > len(s) || s[objStart:objStart+len(obj.Raw)] != obj.Raw {
-		return 0, 0, nil, false
+	if v, end, found := jsonscan.FindMember(s, obj, "meta"); found {
+		return v, end - v, nil, true
 	}
-	if old := gjson.Get(obj.Raw, "meta"); old.Exists() && old.Index > 0 {
-		return objStart + old.Index, len(old.Raw), nil, true
-	}
-	end := objStart + len(obj.Raw) - 1 // its closing '}'
-	if bytes.ContainsFunc(data[objStart+1:end], func(r rune) bool { return !jsonscan.IsSpace(byte(r)) }) {
+	end := jsonscan.SkipValue(s, obj) - 1 // its closing '}'
+	if jsonscan.Space(s, obj+1) < end {
 		return end, 0, metaAfterMember, true
 	}
 	return end, 0, metaMember, true

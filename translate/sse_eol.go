@@ -88,17 +88,13 @@ var lf = []byte{'\n'}
 // CR last written gets its LF first, whatever comes next from the upstream.
 func (r *SSERewriter) endOutput() {
 	r.flushPending()
-	t := r.tail[3-r.ntail:]
-	n := len(t)
-	if n == 0 {
-		return
+	t := r.tail
+	last := t[2]
+	k := 2 // start of the last line end
+	if last == '\n' && t[1] == '\r' {
+		k = 1
 	}
-	last := t[n-1]
-	k := n - 1 // start of the last line end
-	if last == '\n' && k > 0 && t[k-1] == '\r' {
-		k--
-	}
-	blank := k == 0 || t[k-1] == '\n' || t[k-1] == '\r'
+	blank := t[k-1] == '\n' || t[k-1] == '\r'
 	b := r.wbuf[:0]
 	switch {
 	case last == '\r':

@@ -74,9 +74,8 @@ type SSERewriter struct {
 	in               []byte // the caller's buffer during Write
 	pendFrom, pendTo int
 
-	done     bool // the reply has ended: later events pass as they are
-	finished bool // the ending has been written (or skipped)
-	err      error
+	done bool // the reply has ended, its ending written: later events pass as they are
+	err  error
 
 	// Whether the stream was cut short (SPEC 11.1, interrupted.go):
 	// opened once it is a stream its protocol defines an end for (with
@@ -97,16 +96,16 @@ type SSERewriter struct {
 	// events the module writes use it.
 	eol lineEnd
 
-	// The last bytes written to out (tail[3-ntail:]), to start our own
-	// events on a fresh event when the upstream's last one is unterminated.
-	tail  [3]byte
-	ntail int
+	// The last bytes written to out, to start our own events on a fresh
+	// event when the upstream's last one is unterminated (endOutput). It
+	// starts as LFs: the start of the stream is as after a blank line.
+	tail [3]byte
 }
 
 // NewSSERewriter returns a rewriter writing to out. meta, when not nil, is
 // merged first into the record (what the module derived from the request).
 func NewSSERewriter(out io.Writer, opts SSEOptions, meta *Meta) *SSERewriter {
-	r := &SSERewriter{out: out, opts: opts}
+	r := &SSERewriter{out: out, opts: opts, tail: [3]byte{'\n', '\n', '\n'}}
 	r.split.Max = opts.MaxEvent
 	r.reply = opts.Reply
 	if r.reply == nil {
@@ -259,10 +258,10 @@ func (r *SSERewriter) act(raw []byte, v verdict) {
 // completed (BeforeEnd, then what it knows beyond the merged meta), and the
 // protocol writes its ending; later events pass as they are.
 func (r *SSERewriter) end(term []byte) {
-	if r.finished {
+	if r.done {
 		return
 	}
-	r.finished, r.done = true, true
+	r.done = true
 	r.reply.Terminal = term != nil
 	r.flushPending() // every event before the end goes out first
 	if r.opts.BeforeEnd != nil {
@@ -350,16 +349,15 @@ func appendSJSONString(buf []byte, s string) []byte {
 	return append(buf, '"')
 }
 
-// onlyKey reports whether the JSON object s has no key but key.
+// onlyKey reports whether the valid JSON object s has no key but key.
 func onlyKey(s, key string) bool {
-	only := true
-	gjson.Parse(s).ForEach(func(k, _ gjson.Result) bool {
-		if k.Str != key {
-			only = false
+	it := jsonscan.IterAt(s, jsonscan.Space(s, 0))
+	for k, _, more := it.Next(); more; k, _, more = it.Next() {
+		if !jsonscan.KeyIs(k, key) {
+			return false
 		}
-		return only
-	})
-	return only
+	}
+	return true
 }
 
 // ownBuf returns the rewriter's scratch output buffer, empty, for an event
@@ -385,26 +383,21 @@ func (r *SSERewriter) emitOwn(b []byte) {
 // once.
 func (r *SSERewriter) emitAt(b []byte, at int) {
 	r.dropLF = false
-	switch {
-	case at < 0:
+	if at < 0 {
 		r.emitCopy(b) // the splitter's own buffer, reused right after
 		return
-	case r.pendTo == r.pendFrom: // nothing pending
-	case at == r.pendTo:
-		r.pendTo += len(b)
-		return
-	default:
-		r.flushPending()
 	}
-	r.pendFrom, r.pendTo = at, at+len(b)
+	if at != r.pendTo { // not right after what is pending
+		r.flushPending()
+		r.pendFrom = at
+	}
+	r.pendTo = at + len(b)
 }
 
 // emitCopy writes b now: it lives in a buffer that is about to be reused.
 // b is upstream bytes as they came (an LF completing its CRLF follows).
 func (r *SSERewriter) emitCopy(b []byte) {
-	if len(b) > 0 {
-		r.dropLF = false
-	}
+	r.dropLF = false
 	r.flushPending()
 	r.write(b)
 }
@@ -441,11 +434,9 @@ func (r *SSERewriter) write(b []byte) {
 	}
 	if len(b) >= 3 {
 		copy(r.tail[:], b[len(b)-3:])
-		r.ntail = 3
 		return
 	}
 	for _, c := range b {
 		r.tail[0], r.tail[1], r.tail[2] = r.tail[1], r.tail[2], c
 	}
-	r.ntail = min(r.ntail+len(b), 3)
 }
