@@ -25,11 +25,10 @@ import (
 // tools_used holds at most MaxMetaTools names. What would cross a bound is
 // dropped whole (a key with its value, a tool name), and the first drop is
 // reported as ReasonMetaTooLarge. Values are kept compact and in valid
-// UTF-8, and counted at the size AppendJSON writes them (a
-// structured_result made text-safe as it is written), so the bound is on
-// the bytes that go out. Look-ups of keys and tool names are
-// by map once there are more than a few, so that no number of keys or names
-// makes merging quadratic.
+// UTF-8, a structured_result made text-safe as it is stored (SPEC 4.1), so
+// that the bound is on the bytes that go out. Look-ups of keys and tool
+// names are by map once there are more than a few, so that no number of
+// keys or names makes merging quadratic.
 //
 // The zero value is an empty Meta ready to use. A Meta that holds tool
 // names must not be copied: the copies would share the memory the names
@@ -49,7 +48,6 @@ type Meta struct {
 	valBytes  int // JSON of the members with a value, a comma each
 	toolBytes int // JSON of the tool names, a comma each
 	nvals     int // members with a value
-	srLen     int // written length of structured_result's value
 
 	max    int          // byte bound; 0: DefaultMaxMetaBytes
 	warn   func(string) // told of the first drop
@@ -101,20 +99,6 @@ func (m *Meta) MaxBytes() int {
 		return DefaultMaxMetaBytes
 	}
 	return m.max
-}
-
-// Reset empties m, keeping its storage and its limit.
-func (m *Meta) Reset() {
-	m.keys = m.keys[:0]
-	m.vals = m.vals[:0]
-	clear(m.kidx)
-	m.tools = m.tools[:0]
-	m.toolText = nil // strings handed out (Tools, ToolsPlaceholder) still read it
-	clear(m.tidx)
-	m.toolCtl = false
-	m.trimmed, m.hasTrimmed = 0, false
-	m.valBytes, m.toolBytes, m.nvals, m.srLen = 0, 0, 0, 0
-	m.warned = false
 }
 
 // Empty reports whether m has nothing to say.
@@ -244,9 +228,9 @@ func (m *Meta) AddTool(name string) {
 	m.touch(keyTools)
 	// The names are kept as one comma-joined text (what the tools_used
 	// placeholder shows), each a view of its part: one copy for all of
-	// them. Bytes below len(toolText) are never written again (Reset drops
-	// the text, and append moves to new memory when it grows), so the
-	// views stay as they were made.
+	// them. Bytes below len(toolText) are never written again (append
+	// moves to new memory when it grows), so the views stay as they were
+	// made.
 	start := len(m.toolText)
 	if start > 0 {
 		m.toolText = append(m.toolText, ',')
@@ -313,19 +297,19 @@ func (m *Meta) Set(key string, raw []byte) {
 	m.setValue(key, out, !sameMemory(out, raw))
 }
 
-// setValue stores val, already in its stored form, under key: val itself
-// when owned (m's own memory), else a copy, made only once it fits.
+// setValue stores val, compact and valid UTF-8 (metaValue), under key,
+// a structured_result made text-safe: val itself when owned (m's own
+// memory), else a copy, made only once it fits.
 func (m *Meta) setValue(key string, val []byte, owned bool) {
 	if len(val) == 0 {
 		return // not a JSON value
 	}
-	out := len(val) // what AppendJSON writes: val, or a structured_result made text-safe
 	if key == KeyStructuredResult {
 		if sr, changed := appendStructuredResult(nil, val); changed {
-			out = len(sr)
+			val, owned = sr, true
 		}
 	}
-	member := jsonscan.StringLen(key) + 2 + out // "key":val,
+	member := jsonscan.StringLen(key) + 2 + len(val) // "key":val,
 	i := m.index(key)
 	old := m.memberLen(i)
 	if !m.fits(member - old) {
@@ -347,9 +331,6 @@ func (m *Meta) setValue(key string, val []byte, owned bool) {
 		val = append([]byte(nil), val...)
 	}
 	m.vals[i] = val
-	if key == KeyStructuredResult {
-		m.srLen = out
-	}
 	m.valBytes += member - old
 }
 
@@ -375,17 +356,13 @@ func (m *Meta) memberLen(i int) int {
 	if i < 0 || m.vals[i] == nil {
 		return 0
 	}
-	n := len(m.vals[i])
-	if m.keys[i] == KeyStructuredResult {
-		n = m.srLen
-	}
-	return jsonscan.StringLen(m.keys[i]) + 2 + n
+	return jsonscan.StringLen(m.keys[i]) + 2 + len(m.vals[i])
 }
 
 // metaValue is raw as it is stored: white space between tokens removed so
 // that meta events stay one line, invalid UTF-8 as U+FFFD. It is raw itself
-// when nothing changes. (A structured_result is made text-safe as it is
-// written out: what is stored is what came.)
+// when nothing changes. (A structured_result is made text-safe by
+// setValue.)
 func metaValue(raw []byte) []byte {
 	v := compactJSON(raw)
 	if !utf8.Valid(v) {
@@ -452,8 +429,7 @@ func (m *Meta) Merge(o *Meta) {
 	}
 }
 
-// AppendJSON appends m as a compact JSON object, with structured_result made
-// safe for text rendering (SPEC 4.1).
+// AppendJSON appends m as a compact JSON object.
 func (m *Meta) AppendJSON(dst []byte) []byte {
 	dst = append(dst, '{')
 	first := true
@@ -479,11 +455,6 @@ func (m *Meta) AppendJSON(dst []byte) []byte {
 			dst = append(dst, ']')
 		case keyTrimmed:
 			dst = strconv.AppendInt(dst, m.trimmed, 10)
-		case KeyStructuredResult:
-			var changed bool
-			if dst, changed = appendStructuredResult(dst, m.vals[i]); !changed {
-				dst = append(dst, m.vals[i]...)
-			}
 		default:
 			dst = append(dst, m.vals[i]...)
 		}
