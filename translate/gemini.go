@@ -109,9 +109,7 @@ func (d *geminiDialect) object(_, data []byte, s string, keys keySet) verdict {
 	d.w.keys.Offer(data) // the next event's key scan skips what repeats it
 	rep := d.w.reply
 	if keys&(geminiKeyCall|geminiKeyCode) != 0 || rep.WantContent || rep.WaitsForText() {
-		cands := gjson.Get(s, "candidates")
-		geminiTools(cands, rep, rep.ToolArguments && keys&geminiKeyCall != 0 && jsonscan.Valid(s))
-		geminiText(cands, rep)
+		geminiParts(gjson.Get(s, "candidates"), rep, true, rep.ToolArguments && keys&geminiKeyCall != 0 && jsonscan.Valid(s))
 	}
 	// Only a JSON object ends the reply (gjson reads invalid JSON too).
 	terminal := keys&(geminiKeyFinish|geminiKeyBlock) != 0 && jsonscan.Valid(s) && geminiTerminal(gjson.Parse(s), rep)
@@ -179,15 +177,19 @@ func geminiTerminal(obj gjson.Result, rep *Reply) bool {
 	return true
 }
 
-// geminiTools adds the tools of every candidate's parts: a functionCall
-// part its name, an executableCode part code_execution. With calls, it
-// reads each named functionCall as a call (SPEC 11.3), its args value's
-// text as it came its arguments. One without a name (Gemini 3 streams a
-// call's arguments as partialArgs in such parts) adds nothing, and
-// partialArgs are not assembled: a call whose arguments came only so has
-// "".
-func geminiTools(cands gjson.Result, rep *Reply, calls bool) {
+// geminiParts reads every candidate's parts: their tools (a functionCall
+// part its name, an executableCode part code_execution); with calls, each
+// named functionCall as a call (SPEC 11.3), its args value's text as it
+// came its arguments; with text, the text of the candidate whose index is
+// 0 (an absent index is 0), its text parts that are not thoughts
+// concatenated. A functionCall without a name (Gemini 3 streams a call's
+// arguments as partialArgs in such parts) adds nothing, and partialArgs are
+// not assembled: a call whose arguments came only so has "".
+func geminiParts(cands gjson.Result, rep *Reply, text, calls bool) {
 	cands.ForEach(func(_, c gjson.Result) bool {
+		i := c.Get("index")
+		zero := text && (!i.Exists() || i.Type == gjson.Number && i.Num == 0)
+		text = text && !zero // the first such candidate only
 		c.Get("content.parts").ForEach(func(_, p gjson.Result) bool {
 			if fc := p.Get("functionCall"); fc.IsObject() {
 				if name := fc.Get("name"); name.Type == gjson.String {
@@ -200,27 +202,13 @@ func geminiTools(cands gjson.Result, rep *Reply, calls bool) {
 			if p.Get("executableCode").Type != gjson.Null {
 				rep.Meta.AddTool("code_execution")
 			}
-			return true
-		})
-		return true
-	})
-}
-
-// geminiText adds the text of the candidate whose index is 0 (an absent
-// index is 0): its text parts that are not thoughts, concatenated.
-func geminiText(cands gjson.Result, rep *Reply) {
-	cands.ForEach(func(_, c gjson.Result) bool {
-		if i := c.Get("index"); i.Exists() && (i.Type != gjson.Number || i.Num != 0) {
-			return true
-		}
-		c.Get("content.parts").ForEach(func(_, p gjson.Result) bool {
-			if t := p.Get("text"); t.Type == gjson.String && t.Str != "" && p.Get("thought").Type != gjson.True {
+			if t := p.Get("text"); zero && t.Type == gjson.String && t.Str != "" && p.Get("thought").Type != gjson.True {
 				rep.SawText()
 				rep.AddText(t.Str)
 			}
 			return true
 		})
-		return false
+		return true
 	})
 }
 
@@ -255,15 +243,9 @@ func readGemini(root gjson.Result, rep *Reply, text bool) {
 	rep.setID(root.Get("responseId").Str)
 	rep.setModel(root.Get("modelVersion").Str)
 	readGeminiUsage(root.Get("usageMetadata"), rep)
-	if m := root.Get("meta"); m.IsObject() {
-		rep.Meta.mergeResult(m)
-	}
-	cands := root.Get("candidates")
-	geminiTools(cands, rep, rep.ToolArguments) // a JSON reply is valid JSON
+	rep.Meta.mergeResult(root.Get("meta"))
+	geminiParts(root.Get("candidates"), rep, text, rep.ToolArguments) // a JSON reply is valid JSON
 	geminiTerminal(root, rep)
-	if text {
-		geminiText(cands, rep)
-	}
 }
 
 // formatGeminiArray is a :streamGenerateContent reply sent as one JSON
