@@ -2,6 +2,7 @@ package translate
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
@@ -445,9 +446,7 @@ func mergeChoiceMetas(choices gjson.Result, meta *Meta) (idx []int) {
 	choices.ForEach(func(_, c gjson.Result) bool {
 		if m := c.Get("meta"); m.Exists() {
 			idx = append(idx, i)
-			if m.IsObject() {
-				meta.mergeResult(m)
-			}
+			meta.mergeResult(m)
 		}
 		i++
 		return true
@@ -509,17 +508,10 @@ func indexKey(k string) (int, bool) {
 	if strings.IndexByte(k, '\\') >= 0 {
 		k = decodeJSONString(`"` + k + `"`)
 	}
-	if k == "" || len(k) > 9 || (k[0] == '0' && len(k) > 1) {
+	if k == "" || len(k) > 9 || (k[0] == '0' && len(k) > 1) || !digits(k) {
 		return 0, false
 	}
-	n := 0
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
+	n, _ := strconv.Atoi(k)
 	return n, true
 }
 

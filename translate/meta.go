@@ -403,8 +403,12 @@ func (m *Meta) MergeJSON(raw []byte) bool {
 	return ok
 }
 
-// MergeResult is MergeJSON for an already parsed value.
+// mergeResult is MergeJSON for an already parsed value: a value that is
+// not an object merges nothing.
 func (m *Meta) mergeResult(v gjson.Result) {
+	if !v.IsObject() {
+		return
+	}
 	v.ForEach(func(k, val gjson.Result) bool {
 		m.Set(k.Str, bytesView(val.Raw))
 		return true

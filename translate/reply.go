@@ -188,22 +188,17 @@ func (r *Reply) requestModel() string {
 // another than the one asked for (SPEC 11.2).
 const KeyModelServed = "model_served"
 
-// noteServed adds meta.model_served when the reply named another model
-// than the request's (SPEC 11.2).
-func (r *Reply) noteServed() {
+// Seal writes what the record knows beyond the merged meta into it, once
+// the reply has ended: the model that answered when the reply named
+// another than the request's (SPEC 11.2), the usage, and the cost (the
+// upstream's own, else from the prices table).
+func (r *Reply) Seal() {
+	r.Meta.useStore(&r.store)
 	if r.requestKnown && r.Model != "" && OtherModel(r.Model, r.requestModel()) {
 		r.Meta.Set(KeyModelServed, jsonscan.AppendString(nil, r.Model))
 	}
-}
-
-// Seal writes what the record knows beyond the merged meta into it, once
-// the reply has ended: the usage, and the cost (the upstream's own, else
-// from the prices table).
-func (r *Reply) Seal() {
-	r.Meta.useStore(&r.store)
 	// meta.usage and meta.cost_usd are compact ASCII JSON written in the
 	// record's own memory, which the record's Meta can keep as they are.
-	r.noteServed()
 	own := r.usageJSON[:0]
 	if r.Usage.Known() {
 		own = r.Usage.AppendJSON(own)
@@ -267,7 +262,5 @@ func (r *Reply) readHead(obj gjson.Result, usage *usageNames) {
 	r.setID(obj.Get("id").Str)
 	r.setModel(obj.Get("model").Str)
 	r.readUsage(obj.Get("usage"), usage)
-	if m := obj.Get("meta"); m.IsObject() {
-		r.Meta.mergeResult(m)
-	}
+	r.Meta.mergeResult(obj.Get("meta"))
 }

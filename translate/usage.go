@@ -27,9 +27,6 @@ type Usage struct {
 // Known reports whether any count is known.
 func (u *Usage) Known() bool { return u.hasInput || u.hasOutput }
 
-// Reset forgets every count.
-func (u *Usage) Reset() { *u = Usage{} }
-
 func (u *Usage) setInput(n int64)     { u.Input, u.hasInput = n, true }
 func (u *Usage) setOutput(n int64)    { u.Output, u.hasOutput = n, true }
 func (u *Usage) setTotal(n int64)     { u.Total, u.hasTotal = n, true }
@@ -155,7 +152,7 @@ func (u *Usage) replace(in int64, okIn bool, out int64, okOut bool) bool {
 	if !okIn && !okOut {
 		return false
 	}
-	u.Reset()
+	*u = Usage{}
 	if okIn {
 		u.setInput(in)
 	}
