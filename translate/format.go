@@ -24,20 +24,16 @@ const (
 	NumFormats Format = 32
 )
 
-var formatNames = [...]string{
-	FormatNone:        "none",
-	FormatJSON:        "json",
-	FormatOther:       "other",
-	FormatSniffPlain:  "undecided",
-	FormatSniffEvents: "undecided",
-}
-
 func (f Format) String() string {
-	if p := protocolOf(f); p != nil {
+	switch p := protocolOf(f); {
+	case p != nil:
 		return p.name
-	}
-	if int(f) < len(formatNames) {
-		return formatNames[f]
+	case f == FormatJSON:
+		return "json"
+	case f == FormatOther:
+		return "other"
+	case f.Undecided():
+		return "undecided"
 	}
 	return "none"
 }
@@ -122,7 +118,10 @@ func DetectStart(f Format, held []byte, max int, end bool, convert bool) (Format
 		}
 	}
 	if f == FormatSniffPlain {
-		if end || len(held) > max || !mayStartLine(held, convert) {
+		// A start that can still become a line a protocol claims is held
+		// (mayStartLine); a plain-text stream is passed on at once.
+		_, may := recognise(convert, func(p *protocol) bool { return p.mayStartLine != nil && p.mayStartLine(held) })
+		if end || len(held) > max || !may {
 			return FormatOther, true
 		}
 		return f, false
@@ -136,13 +135,11 @@ func DetectStart(f Format, held []byte, max int, end bool, convert bool) (Format
 		// would be too late to decide, whatever pieces it came in.
 		return FormatSSE, true
 	}
-	ev := readFirstEvent(data)
-	if ev.isErr {
-		// A stream whose first event is an error is handled as SSE.
-		return FormatSSE, true
-	}
-	if f, ok := recognise(convert, func(p *protocol) bool { return p.startsEvents != nil && p.startsEvents(&ev) }); ok {
-		return f, true
+	// A stream whose first event is an error is handled as SSE.
+	if ev := readFirstEvent(data); !ev.isErr {
+		if f, ok := recognise(convert, func(p *protocol) bool { return p.startsEvents != nil && p.startsEvents(&ev) }); ok {
+			return f, true
+		}
 	}
 	return FormatSSE, true
 }
@@ -203,14 +200,6 @@ func (g *eventGrab) Event(raw []byte) {
 	g.lead = g.end
 }
 func (g *eventGrab) Oversize([]byte, bool) {}
-
-// mayStartLine reports whether the start of a text/plain body can still
-// become a first line a protocol claims (startsLine), so that a plain-text
-// stream is passed on at once rather than held until its first line ends.
-func mayStartLine(b []byte, convert bool) bool {
-	_, may := recognise(convert, func(p *protocol) bool { return p.mayStartLine != nil && p.mayStartLine(b) })
-	return may
-}
 
 // firstLine returns the first non-empty line, where it starts in b, and
 // whether it is complete.

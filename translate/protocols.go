@@ -92,9 +92,6 @@ func header(h Header, key string) string {
 	return ""
 }
 
-// formatFirstProtocol is the Format of the first registered protocol.
-const formatFirstProtocol = FormatSniffEvents + 1
-
 func init() {
 	for _, p := range protocols {
 		setUp(p)
@@ -108,7 +105,7 @@ func setUp(p *protocol) {
 		return
 	}
 	i := slices.Index(protocols, p)
-	f := formatFirstProtocol + Format(i)
+	f := FormatSniffEvents + 1 + Format(i) // after the mode table's own formats
 	if f >= NumFormats {
 		panic("translate: more protocols than NumFormats allows")
 	}
@@ -153,9 +150,6 @@ var RequestChat = RequestKind{}
 func RequestKindOf(path string, h Header) RequestKind {
 	for _, p := range protocols {
 		if p.request != nil && p.request(path, h) {
-			if p == &chatProtocol {
-				break
-			}
 			return RequestKind{p}
 		}
 	}

@@ -58,11 +58,6 @@ type responsesDialect struct {
 	added, done int64
 }
 
-// responsesTerminal reports whether an event type ends a Responses stream.
-func responsesTerminal(t string) bool {
-	return t == "response.completed" || t == "response.incomplete" || t == "response.failed"
-}
-
 // The API has no [DONE], but some gateways add one after the terminal event.
 func (d *responsesDialect) doneEvent() verdict { return vForward }
 
@@ -98,7 +93,7 @@ func (d *responsesDialect) object(_, data []byte, s string, keys keySet) verdict
 		resp := gjson.Get(s, "response")
 		rep.setID(resp.Get("id").Str)
 		rep.setModel(resp.Get("model").Str)
-	case responsesTerminal(t):
+	case t == "response.completed" || t == "response.incomplete" || t == "response.failed": // the terminal events
 		resp := gjson.Get(s, "response")
 		readResponse(resp, rep, false)
 		if t == "response.failed" {

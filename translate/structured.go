@@ -140,11 +140,8 @@ func prependSystemMessage(raw, text string) []byte {
 // scheduling_intent. Missing values are "", false and [].
 func SplitStructuredReply(content string) (reply string, metadata []byte, ok bool) {
 	root, ok := jsonObject(jsonscan.TrimSpace(content))
-	if !ok {
-		return content, nil, false
-	}
-	res := root.Get("reply")
-	if res.Type != gjson.String {
+	res := root.Get("reply") // nothing, when content is no object
+	if !ok || res.Type != gjson.String {
 		return content, nil, false
 	}
 	// Decoded by the stream decoder, which follows encoding/json: gjson
@@ -336,10 +333,7 @@ func (d *ReplyStream) Feed(delta string) string {
 // and delta.
 func (d *ReplyStream) passthrough(delta string) string {
 	d.state = rsPassthrough
-	if len(d.ws) == 0 {
-		return delta
-	}
-	s := string(d.ws) + delta
+	s := string(d.ws) + delta // delta itself when no white space was held
 	d.ws = nil
 	return s
 }
