@@ -1,10 +1,6 @@
 package translate
 
-import (
-	"strings"
-
-	"github.com/llm-meta/llm_meta/internal/jsonscan"
-)
+import "github.com/llm-meta/llm_meta/internal/jsonscan"
 
 // jsonIndex is what the pass that validates a JSON reply (replyPaths.Scan)
 // learns of it on the way, so that reading the reply needs no second pass
@@ -60,15 +56,4 @@ func strAt(s string, v int) (string, bool) {
 		return s[v+1 : end-1], true
 	}
 	return decodeJSONString(s[v:end]), true
-}
-
-// jsonStr is the text of a JSON string literal of a valid document
-// (quotes included): its inside as it is, decoded only when it holds an
-// escape.
-func jsonStr(raw string) string {
-	in := raw[1 : len(raw)-1]
-	if strings.IndexByte(in, '\\') < 0 {
-		return in
-	}
-	return decodeJSONString(raw)
 }

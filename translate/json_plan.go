@@ -287,14 +287,7 @@ func (p *jsonPlan) cutMember(s string, o int, key string) int {
 			continue
 		}
 		end := jsonscan.SkipValue(s, v)
-		// The key's opening quote: the last quote before the value that
-		// no backslash escapes (keys hold no raw quote).
-		ks := v - 1
-		for s[ks] != ':' {
-			ks--
-		}
-		ks = lastUnescapedQuote(s, ks)
-		q := ks - 1
+		q := it.KeyAt() - 1
 		for jsonscan.IsSpace(s[q]) {
 			q--
 		}
@@ -312,41 +305,4 @@ func (p *jsonPlan) cutMember(s string, o int, key string) int {
 		return it.End()
 	}
 	return it.End()
-}
-
-// lastUnescapedQuote returns the index of the opening quote of the key
-// whose colon is at s[colon].
-func lastUnescapedQuote(s string, colon int) int {
-	i := colon - 1
-	for s[i] != '"' { // the closing quote
-		i--
-	}
-	for i--; i > 0; i-- {
-		if s[i] == '"' && s[i-1] != '\\' {
-			return i
-		}
-	}
-	return i
-}
-
-// sameMeta reports whether meta, the merged meta (at most max_meta_bytes),
-// says what top, the reply's own top-level meta, says, so that the reply
-// can go as it came. Equal bytes, or equal once white space is taken out,
-// answer at once; otherwise the two are decoded and compared as values,
-// but only when top is not far larger than meta: a top-level meta of
-// megabytes decoded into maps would take several times its size (SPEC 8.1),
-// and one that large cannot say the same as a bounded meta unless it
-// repeats its keys, which the rewritten meta then says once.
-func sameMeta(top string, meta []byte) bool {
-	if top == string(meta) {
-		return true
-	}
-	c := compactJSON(bytesView(top))
-	if string(c) == string(meta) {
-		return true
-	}
-	if len(c) > 4*len(meta)+4096 {
-		return false
-	}
-	return jsonscan.Equal(c, meta)
 }

@@ -160,15 +160,32 @@ func emptyObject(s string, v int) bool {
 	return s[v] == '{' && s[jsonscan.Space(s, v+1)] == '}'
 }
 
-// sameTopMeta reports whether meta says what top, the reply's own
-// top-level meta, says, so that it can stay as it came: for a chat
-// completion by sameMeta; a Responses object or an Anthropic message
-// compare the two as values.
+// sameTopMeta reports whether meta, the merged meta (at most
+// max_meta_bytes), says what top, the reply's own top-level meta, says, so
+// that the reply can go as it came. A Responses object or an Anthropic
+// message (proto) compare the two as values. For a chat completion, equal
+// bytes, or equal once white space is taken out, answer at once; otherwise
+// the two are decoded and compared as values, but only when top is not far
+// larger than meta: a top-level meta of megabytes decoded into maps would
+// take several times its size (SPEC 8.1), and one that large cannot say
+// the same as a bounded meta unless it repeats its keys, which the
+// rewritten meta then says once.
 func sameTopMeta(top string, meta *Meta, proto bool) bool {
+	m := meta.JSON()
 	if proto {
-		return jsonscan.Equal(bytesView(top), meta.JSON())
+		return jsonscan.Equal(bytesView(top), m)
 	}
-	return sameMeta(top, meta.JSON())
+	if top == string(m) {
+		return true
+	}
+	c := compactJSON(bytesView(top))
+	if string(c) == string(m) {
+		return true
+	}
+	if len(c) > 4*len(m)+4096 {
+		return false
+	}
+	return jsonscan.Equal(c, m)
 }
 
 var unicodeEscape = []byte(`\u`)

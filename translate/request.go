@@ -179,25 +179,14 @@ func removeMembers(s string, drop func(key string) bool) (out []byte, removed bo
 	if i >= len(s) || s[i] != '{' {
 		return nil, false
 	}
-	i++
 	last := 0  // s[:last] is settled: in out, or cut
 	kept := -1 // end of the last member kept, -1 before any
-	for {
-		i = jsonscan.Space(s, i)
-		if i >= len(s) || s[i] == '}' {
-			break
-		}
-		if s[i] == ',' {
-			i = jsonscan.Space(s, i+1)
-		}
-		ks := i
-		ke := jsonscan.SkipString(s, ks)
-		vs := jsonscan.Space(s, jsonscan.Space(s, ke)+1) // past ':'
-		ve := jsonscan.SkipValue(s, vs)
-		i = ve
-		k := s[ks+1 : ke-1]
+	it := jsonscan.IterAt(s, i)
+	for k, v, ok := it.Next(); ok; k, v, ok = it.Next() {
+		ks, ve := it.KeyAt(), jsonscan.SkipValue(s, v)
+		it.SkipTo(ve)
 		if strings.IndexByte(k, '\\') >= 0 {
-			k = decodeJSONString(s[ks:ke])
+			k = decodeJSONString(s[ks : ks+len(k)+2])
 		}
 		if !drop(k) {
 			kept = ve
@@ -221,7 +210,8 @@ func removeMembers(s string, drop func(key string) bool) (out []byte, removed bo
 		if j < len(s) && s[j] == ',' {
 			ve = jsonscan.Space(s, j+1)
 		}
-		last, i = ve, ve
+		last = ve
+		it.SkipTo(ve)
 	}
 	if !removed {
 		return nil, false

@@ -89,8 +89,8 @@ func (x *Index) member(s, key string, m uint64, v, depth int, esc bool) (wantStr
 		// named would cost more than the comparison.
 		i := bits.TrailingZeros64(m)
 		name := p.name[i]
-		if l <= 8 && Load32(key, 1) == Load32(name, 0) && Load32(key, l-3) == Load32(name, l-4) ||
-			l > 8 && Load64(key, 1) == Load64(name, 0) && Load64(key, l-7) == Load64(name, l-8) {
+		if l <= 8 && load32(key, 1) == load32(name, 0) && load32(key, l-3) == load32(name, l-4) ||
+			l > 8 && load64(key, 1) == load64(name, 0) && load64(key, l-7) == load64(name, l-8) {
 			c = Node(i)
 		}
 	} else {

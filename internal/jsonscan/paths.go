@@ -210,16 +210,16 @@ next:
 				return Node(c)
 			}
 		case n <= 8:
-			if Load32(k, 0) == Load32(name, 0) && Load32(k, n-4) == Load32(name, n-4) {
+			if load32(k, 0) == load32(name, 0) && load32(k, n-4) == load32(name, n-4) {
 				return Node(c)
 			}
 		default:
 			for i := 0; i < n-8; i += 8 {
-				if Load64(k, i) != Load64(name, i) {
+				if load64(k, i) != load64(name, i) {
 					continue next
 				}
 			}
-			if Load64(k, n-8) == Load64(name, n-8) {
+			if load64(k, n-8) == load64(name, n-8) {
 				return Node(c)
 			}
 		}

@@ -181,7 +181,7 @@ func ValidString(s string, i int) (end int, esc, ok bool) {
 		// Eight bytes at a time while none is a quote, a backslash or below
 		// 0x20 (stringStops).
 		for i+8 <= len(s) {
-			if m := stringStops(Load64(s, i)); m != 0 {
+			if m := stringStops(load64(s, i)); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
@@ -220,17 +220,17 @@ func ValidString(s string, i int) (end int, esc, ok bool) {
 	}
 }
 
-// Load64 reads s[i:i+8] as a little-endian word (the compiler makes it one
-// load): the scan's word-at-a-time tests, and translate's comparison of
-// the names its index looks for.
-func Load64(s string, i int) uint64 {
+// load64 reads s[i:i+8] as a little-endian word (the compiler makes it one
+// load): the scan's word-at-a-time tests, and the comparison of the names
+// an Index looks for.
+func load64(s string, i int) uint64 {
 	s = s[i : i+8]
 	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
-// Load32 reads s[i:i+4] as a little-endian word, as Load64.
-func Load32(s string, i int) uint32 {
+// load32 reads s[i:i+4] as a little-endian word, as load64.
+func load32(s string, i int) uint32 {
 	s = s[i : i+4]
 	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/bits"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -117,7 +118,7 @@ func StringLen(s string) int {
 func plainRun(s string, i int) int {
 	const hi = 0x8080808080808080
 	for ; i+8 <= len(s); i += 8 {
-		x := Load64(s, i)
+		x := load64(s, i)
 		if m := stringStops(x) | x&hi; m != 0 { // and the bytes of 0x80 and above
 			return i + bits.TrailingZeros64(m)>>3
 		}
@@ -129,7 +130,7 @@ func plainRun(s string, i int) int {
 	// before i were read above and are left out of the mask. A text delta
 	// is a few words long, so this spares most of them a byte loop.
 	last := len(s) - 8
-	x := Load64(s, last)
+	x := load64(s, last)
 	if m := (stringStops(x) | x&hi) &^ (1<<(uint(i-last)*8) - 1); m != 0 {
 		return last + bits.TrailingZeros64(m)>>3
 	}
@@ -270,54 +271,37 @@ func Equal(a, b []byte) bool {
 	if bytes.Equal(a, b) {
 		return true
 	}
-	var va, vb any
-	da := json.NewDecoder(bytes.NewReader(a))
-	da.UseNumber()
-	db := json.NewDecoder(bytes.NewReader(b))
-	db.UseNumber()
-	if da.Decode(&va) != nil || db.Decode(&vb) != nil {
-		return false
-	}
-	return equalValues(va, vb)
+	va, okA := decodeByValue(a)
+	vb, okB := decodeByValue(b)
+	return okA && okB && reflect.DeepEqual(va, vb)
 }
 
-func equalValues(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !equalValues(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !equalValues(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case json.Number:
-		y, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
-		if x == y {
-			return true
-		}
-		fx, e1 := x.Float64()
-		fy, e2 := y.Float64()
-		return e1 == nil && e2 == nil && fx == fy
-	default:
-		return a == b
+// decodeByValue decodes the JSON text b with each number a float64 when
+// it parses as one (compared by value), else a json.Number (compared as
+// its text).
+func decodeByValue(b []byte) (v any, ok bool) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if d.Decode(&v) != nil {
+		return nil, false
 	}
+	return numbersByValue(v), true
+}
+
+func numbersByValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = numbersByValue(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = numbersByValue(e)
+		}
+	case json.Number:
+		if f, err := x.Float64(); err == nil {
+			return f
+		}
+	}
+	return v
 }

@@ -89,6 +89,13 @@ func TestEqual(t *testing.T) {
 		{`{"a":`, `{"a":`, true}, // byte-equal texts are equal
 		{`null`, `null`, true},
 		{`{}`, `[]`, false},
+		// A number past float64's range is compared as its text; others
+		// by the float64 they read as.
+		{`{"a":1e400}`, `{ "a": 1e400 }`, true},
+		{`[1e400]`, `[2e400]`, false},
+		{`[1e400]`, `[1]`, false},
+		{`[12345678901234567890]`, `[12345678901234567891]`, true},
+		{`[-0]`, `[0.0]`, true},
 	}
 	for _, c := range cases {
 		if got := Equal([]byte(c.a), []byte(c.b)); got != c.eq {

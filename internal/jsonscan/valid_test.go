@@ -112,7 +112,7 @@ func TestStringStopsFirstByte(t *testing.T) {
 	check := func(w []byte) {
 		t.Helper()
 		got := 8
-		if m := stringStops(Load64(string(w), 0)); m != 0 {
+		if m := stringStops(load64(string(w), 0)); m != 0 {
 			got = bits.TrailingZeros64(m) >> 3
 		}
 		if want := first(w); got != want {

@@ -51,7 +51,7 @@ func SkipString(s string, i int) int {
 			if n == 4 {
 				return skipLongString(s, i)
 			}
-			x := Load64(s, i)
+			x := load64(s, i)
 			q := x ^ (lo * '"')
 			b := x ^ (lo * '\\')
 			// The mask flags its lowest matching byte exactly.
@@ -143,6 +143,7 @@ func SkipValue(s string, i int) int {
 type Iter struct {
 	s   string
 	i   int // where to look for the next member, once the current value is passed
+	k   int // start of the current member's key (its quote)
 	v   int // start of the current value; -1 once passed
 	obj bool
 }
@@ -168,6 +169,7 @@ func (it *Iter) Next() (key string, v int, ok bool) {
 		return "", 0, false
 	}
 	if it.obj {
+		it.k = i
 		ke := SkipString(s, i)
 		key = s[i+1 : ke-1]
 		i = Space(s, Space(s, ke)+1) // past ':'
@@ -175,6 +177,9 @@ func (it *Iter) Next() (key string, v int, ok bool) {
 	it.v = i
 	return key, i, true
 }
+
+// KeyAt is where the current member's key starts: its opening quote.
+func (it *Iter) KeyAt() int { return it.k }
 
 // SkipTo says that the current value ends at end: the caller read it.
 func (it *Iter) SkipTo(end int) { it.i, it.v = end, -1 }
