@@ -175,10 +175,8 @@ func (p *JSONReplyParts) Rewrite(body []byte, extra *Meta, opts JSONOptions) (me
 	if cap(p.add) == 0 {
 		p.add = p.small[:0]
 	}
-	meta, ok = p.plan.rewrite(extra, &opts)
-	if !ok {
-		p.plan = jsonPlan{body: body}
-		return nil, false
+	if meta, ok = p.plan.rewrite(extra, &opts); !ok {
+		return nil, false // nothing planned: p is body itself
 	}
 	p.changed = p.plan.changed()
 	cuts := p.plan.cuts()

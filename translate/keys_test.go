@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llm-meta/llm_meta/internal/jsonscan"
 	"github.com/tidwall/gjson"
 )
 
@@ -47,7 +48,7 @@ func refToolNames(s string) []string {
 
 func newToolNames(s string) []string {
 	var names []string
-	keys := keySet(chatProtocol.keyTable.Scan([]byte(s)))
+	keys := keySet((&jsonscan.KeyScanner{Table: chatProtocol.keyTable}).Scan([]byte(s)))
 	if keys&hasName != 0 {
 		deltaToolNames(s, keys, func(n string) { names = append(names, n) })
 	}

@@ -46,18 +46,6 @@ func NewKeys(keys ...string) *Keys {
 	return t
 }
 
-// Scan reports which of the keys of t occur as quoted strings in data,
-// exactly as bytes.Contains would for each, in one pass: it visits every
-// '"' (eight bytes at a time, SWAR) and looks at what follows. Most events
-// of a stream have none of them, so this is what keeps them from being
-// parsed.
-func (t *Keys) Scan(data []byte) (set KeySet) {
-	for k := NextQuoted(data, 0, &t.at); k >= 0; k = NextQuoted(data, k, &t.at) {
-		set |= t.keyAt(data[k:])
-	}
-	return set
-}
-
 // NextQuoted returns the index of the first byte after a '"' at or past
 // data[i] that first marks, or -1: the quotes are found eight bytes at a
 // time (SWAR), and a string whose first byte is not marked costs no call.
@@ -97,12 +85,12 @@ func (t *Keys) keyAt(r []byte) (set KeySet) {
 	return set
 }
 
-// KeyScanner is Keys.Scan over the events of one stream, which may begin
-// with the bytes an earlier one began with (a stream's events often repeat
-// an id, a type, a model, an index: most of a small event). Holding a copy
-// of such an earlier event (Hold), it does not look again at the part of
-// an event that repeats it, up to where that one held its first key: that
-// part cannot hold one.
+// KeyScanner is the key scan over the events of one stream, which may
+// begin with the bytes an earlier one began with (a stream's events often
+// repeat an id, a type, a model, an index: most of a small event). Holding
+// a copy of such an earlier event (Hold), it does not look again at the
+// part of an event that repeats it, up to where that one held its first
+// key: that part cannot hold one.
 type KeyScanner struct {
 	Table     *Keys
 	held      []byte // the event held (Hold): later ones are compared with it
@@ -111,7 +99,10 @@ type KeyScanner struct {
 	shared    int    // how many bytes the last scanned event shares with held
 }
 
-// Scan is k.Table.Scan(data).
+// Scan reports which of the keys of k.Table occur as quoted strings in
+// data, exactly as bytes.Contains would for each, in one pass: it visits
+// every '"' (NextQuoted) and looks at what follows. Most events of a
+// stream have none of them, so this is what keeps them from being parsed.
 func (k *KeyScanner) Scan(data []byte) (set KeySet) {
 	// A key that lies wholly in the bytes data shares with held lies in
 	// held too, at the same place, and held has none before heldFirst: so

@@ -10,7 +10,11 @@ import (
 // testKeys are a chat stream's keys, as its protocol asks for them.
 var testKeys = NewKeys("meta", "error", "tool_calls", "function_call", "name", "usage")
 
-// containsKeys is Keys.Scan as bytes.Contains of each key, quoted, finds it.
+// scanKeys is the key scan of data with no event held before.
+func scanKeys(t *Keys, data []byte) KeySet { return (&KeyScanner{Table: t}).Scan(data) }
+
+// containsKeys is the key scan as bytes.Contains of each key, quoted,
+// finds it.
 func containsKeys(data []byte) (set KeySet) {
 	for _, k := range testKeys.keys {
 		if bytes.Contains(data, []byte(`"`+k.quoted)) {
@@ -28,8 +32,8 @@ func TestScanKeys(t *testing.T) {
 		`{"usage":{}}`, `"usage`, `"usag"`,
 	}
 	for _, c := range cases {
-		if got, want := testKeys.Scan([]byte(c)), containsKeys([]byte(c)); got != want {
-			t.Errorf("Keys.Scan(%q) = %b, want %b", c, got, want)
+		if got, want := scanKeys(testKeys, []byte(c)), containsKeys([]byte(c)); got != want {
+			t.Errorf("scanKeys(%q) = %b, want %b", c, got, want)
 		}
 	}
 	rng := rand.New(rand.NewSource(2))
@@ -39,8 +43,8 @@ func TestScanKeys(t *testing.T) {
 		for k := rng.Intn(12); k > 0; k-- {
 			b = append(b, words[rng.Intn(len(words))]...)
 		}
-		if got, want := testKeys.Scan(b), containsKeys(b); got != want {
-			t.Fatalf("Keys.Scan(%q) = %b, want %b", b, got, want)
+		if got, want := scanKeys(testKeys, b), containsKeys(b); got != want {
+			t.Fatalf("scanKeys(%q) = %b, want %b", b, got, want)
 		}
 	}
 }
@@ -48,13 +52,13 @@ func TestScanKeys(t *testing.T) {
 func FuzzScanKeys(f *testing.F) {
 	f.Add([]byte(`{"meta":{"tools_used":["x"]},"error":1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := testKeys.Scan(b), containsKeys(b); got != want {
-			t.Fatalf("Keys.Scan(%q) = %b, want %b", b, got, want)
+		if got, want := scanKeys(testKeys, b), containsKeys(b); got != want {
+			t.Fatalf("scanKeys(%q) = %b, want %b", b, got, want)
 		}
 	})
 }
 
-// A KeyScanner finds what Keys.Scan finds in every event, whatever the event
+// A KeyScanner finds what scanKeys finds in every event, whatever the event
 // it compares with shares with it: events made of a few shapes, so that
 // they share long beginnings, with keys at any place, some of them as
 // the place where the two part.
@@ -85,8 +89,8 @@ func TestKeyScannerSameAsScanKeys(t *testing.T) {
 			if len(k.held) > 0 && CommonPrefix(ev, k.held) > testKeys.span {
 				skipped++
 			}
-			if got, want := k.Scan(ev), testKeys.Scan(ev); got != want {
-				t.Fatalf("after %q: scan(%q) = %b, Keys.Scan %b", k.held, ev, got, want)
+			if got, want := k.Scan(ev), scanKeys(testKeys, ev); got != want {
+				t.Fatalf("after %q: scan(%q) = %b, scanKeys %b", k.held, ev, got, want)
 			}
 			if rng.Intn(3) > 0 {
 				if held := k.Hold(ev); !bytes.Equal(held, ev) {
@@ -145,8 +149,8 @@ func TestKeyScannerOffer(t *testing.T) {
 	large := []byte(`{"type":"message_stop","x":"` + strings.Repeat("a", maxOffer) + `","meta":{}}`)
 	k := KeyScanner{Table: testKeys}
 	for _, ev := range [][]byte{small, small, large, small, large, large, small} {
-		if got, want := k.Scan(ev), testKeys.Scan(ev); got != want {
-			t.Fatalf("scan(%.40q…) = %b, Keys.Scan %b", ev, got, want)
+		if got, want := k.Scan(ev), scanKeys(testKeys, ev); got != want {
+			t.Fatalf("scan(%.40q…) = %b, scanKeys %b", ev, got, want)
 		}
 		k.Offer(ev)
 		if len(ev) <= maxOffer && !bytes.Equal(k.held, ev) {
