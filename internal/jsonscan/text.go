@@ -150,7 +150,7 @@ func AppendUnescaped(dst []byte, lit string) []byte {
 		dst = append(dst, lit[i:i+j]...)
 		i += j
 		if i+1 < len(lit) {
-			if c, ok := unescape(lit[i+1]); ok { // the usual escapes, without a call
+			if c := unescaped[lit[i+1]]; c != 0 { // the usual escapes, without a call
 				dst = append(dst, c)
 				i += 2
 				continue
@@ -176,7 +176,7 @@ func Escape(s string, i int, cut bool) (r rune, n int) {
 	if i+1 >= len(s) {
 		return 0, 0
 	}
-	if c, ok := unescape(s[i+1]); ok {
+	if c := unescaped[s[i+1]]; c != 0 {
 		return rune(c), 2
 	}
 	if s[i+1] != 'u' {
@@ -214,36 +214,20 @@ func hex4(s string, i int) (r rune, n int) {
 		if k >= len(s) {
 			return 0, 0
 		}
-		v, ok := unhex(s[k])
-		if !ok {
+		c := s[k]
+		if !isHex(c) {
 			return 0, -1
 		}
-		r = r<<4 | v
+		// A digit's value is its low four bits; a letter's (0x41 and up,
+		// either case) those plus 9.
+		r = r<<4 | rune(c&0xF+9*(c>>6))
 	}
 	return r, 4
 }
 
-// unhex is the value of the hex digit c.
-func unhex(c byte) (rune, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return rune(c - '0'), true
-	case c >= 'a' && c <= 'f':
-		return rune(c - 'a' + 10), true
-	case c >= 'A' && c <= 'F':
-		return rune(c - 'A' + 10), true
-	}
-	return 0, false
-}
-
-// unescape is the byte the one-byte escape \e of a JSON string stands
-// for (\n: a newline), ok false when e makes no such escape (\u is four
-// hex digits more).
-func unescape(e byte) (c byte, ok bool) {
-	c = unescaped[e]
-	return c, c != 0
-}
-
+// unescaped is the byte each one-byte escape \e of a JSON string stands
+// for (\n: a newline), 0 where e makes no such escape (\u is four hex
+// digits more).
 var unescaped = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // Number reads the value at s[i] of a valid document as gjson reads a
