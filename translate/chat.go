@@ -37,10 +37,6 @@ var chatProtocol = protocol{
 var chatUsage = usageNames{paths: []string{"prompt_tokens", "completion_tokens", "total_tokens",
 	"prompt_tokens_details.cached_tokens", "completion_tokens_details.reasoning_tokens", "cost"}}
 
-// ReadChat replaces u with a chat completion's usage object. It reports
-// false, changing nothing, when usage holds no count.
-func (u *Usage) ReadChat(usage gjson.Result) bool { return u.read(usage, &chatUsage) }
-
 // The keys the chat dialect asks the key scan for, in chatProtocol.keys'
 // order.
 const (

@@ -226,16 +226,24 @@ func TestJSONReplyPartsHeldOnce(t *testing.T) {
 	rep := new(Reply)
 	var meta *Meta
 	var ok bool
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	meta, ok = parts.Rewrite(body, nil, JSONOptions{Reply: rep})
-	runtime.ReadMemStats(&after)
+	// TotalAlloc counts the whole process: what another goroutine left by
+	// an earlier test allocates meanwhile counts too, so the fewest bytes
+	// of three rewrites are what one costs.
+	least := ^uint64(0)
+	for range 3 {
+		parts, *rep = JSONReplyParts{}, Reply{} // nothing of an earlier round reused
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		meta, ok = parts.Rewrite(body, nil, JSONOptions{Reply: rep})
+		runtime.ReadMemStats(&after)
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
 	if !ok || !parts.Changed() || string(meta.JSON()) != `{"tools_used":["get_weather","get_markets"],"usage":{"input_tokens":9,"output_tokens":300000,"total_tokens":300009}}` {
 		t.Fatalf("ok %v changed %v meta %s", ok, parts.Changed(), meta.JSON())
 	}
-	if got := after.TotalAlloc - before.TotalAlloc; got > 4<<10 {
-		t.Fatalf("%d bytes allocated for a %d-byte reply", got, len(body))
+	if least > 4<<10 {
+		t.Fatalf("%d bytes allocated for a %d-byte reply", least, len(body))
 	}
 	pieces := parts.Pieces(nil)
 	if len(pieces) != 2 || !sameMemory(pieces[0], body) || parts.Len() != len(body)+len(pieces[1])-1 {

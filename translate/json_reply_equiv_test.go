@@ -60,7 +60,7 @@ func rewriteJSONReplyRef(body []byte, extra *Meta, opts JSONOptions) (out []byte
 		return true
 	})
 	if u := root.Get("usage"); u.IsObject() {
-		rep.Usage.ReadChat(u)
+		rep.Usage.read(u, &chatUsage)
 		rep.setCostFrom(u)
 	}
 	if opts.BeforeEnd != nil {

@@ -11,7 +11,7 @@ import (
 // meta.usage (SPEC 9.1): one shape from every protocol's usage object.
 
 func TestUsageReaders(t *testing.T) {
-	chat := (*Usage).ReadChat
+	chat := func(u *Usage, v gjson.Result) bool { return u.read(v, &chatUsage) }
 	responses := func(u *Usage, v gjson.Result) bool { return u.read(v, &responsesUsage) }
 	anthropic := func(u *Usage, v gjson.Result) bool { return u.read(v, &anthropicUsage) }
 	aisdk := (*Usage).ReadAISDK
@@ -79,11 +79,11 @@ func TestUsageReaders(t *testing.T) {
 // usage wins), and one with no count changes nothing.
 func TestUsageReplacedWhole(t *testing.T) {
 	var u Usage
-	u.ReadChat(gjson.Parse(`{"prompt_tokens":10,"completion_tokens":5,"total_tokens":99,"prompt_tokens_details":{"cached_tokens":3}}`))
-	if u.ReadChat(gjson.Parse(`{"cost":1}`)) {
+	u.read(gjson.Parse(`{"prompt_tokens":10,"completion_tokens":5,"total_tokens":99,"prompt_tokens_details":{"cached_tokens":3}}`), &chatUsage)
+	if u.read(gjson.Parse(`{"cost":1}`), &chatUsage) {
 		t.Fatal("a usage object with no count was read")
 	}
-	u.ReadChat(gjson.Parse(`{"prompt_tokens":11,"completion_tokens":6}`))
+	u.read(gjson.Parse(`{"prompt_tokens":11,"completion_tokens":6}`), &chatUsage)
 	if got, want := string(u.AppendJSON(nil)), `{"input_tokens":11,"output_tokens":6,"total_tokens":17}`; !sameJSON(t, got, want) {
 		t.Fatalf("got %s, want %s", got, want)
 	}
