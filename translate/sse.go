@@ -111,17 +111,14 @@ func (s *SSESplitter) Feed(p []byte, h SSEHandler) {
 		s.lineLen += end - i
 		blank := s.lineLen == 0
 		s.lineLen = 0
-		next := end + 1
+		i = end + 1
 		if p[end] == '\r' {
-			if next < len(p) {
-				if p[next] == '\n' {
-					next++
-				}
-			} else {
+			if i == len(p) {
 				s.skipLF = true
+			} else if p[i] == '\n' {
+				i++
 			}
 		}
-		i = next
 		if !blank {
 			continue
 		}
@@ -273,17 +270,14 @@ func eventData(raw, scratch []byte) (data []byte, at int, ok bool, scratchOut []
 	lines := 0
 	eol := eolFinder{b: raw, nl: -2}
 	for i := 0; i < len(raw); {
-		var line []byte
-		ls := i // where the line starts
-		j := eol.next(i)
+		j := eol.next(i) // where the line ends
 		if j < 0 {
-			line, i = raw[i:], len(raw)
-		} else {
-			line = raw[i:j]
-			if raw[j] == '\r' && j+1 < len(raw) && raw[j+1] == '\n' {
-				j++
-			}
-			i = j + 1
+			j = len(raw)
+		}
+		line := raw[i:j]
+		i = j + 1
+		if i < len(raw) && raw[j] == '\r' && raw[i] == '\n' {
+			i++
 		}
 		value, isData := dataField(line)
 		if !isData {
@@ -292,7 +286,7 @@ func eventData(raw, scratch []byte) (data []byte, at int, ok bool, scratchOut []
 		switch lines {
 		case 0:
 			data = value
-			at = skip + ls + len(line) - len(value) // the value ends its line
+			at = skip + j - len(value) // the value ends its line
 		case 1:
 			if cap(scratch) < len(raw) {
 				// The joined data is never longer than the event: room

@@ -292,20 +292,14 @@ func errorEvent(s string) (string, bool) {
 	if !readFirstEvent(bytesView(s)).isErr {
 		return "", false
 	}
-	e := gjson.Get(s, "error")
-	if m := e.Get("message"); m.Type == gjson.String {
-		return m.Str, true
-	}
-	if e.Type == gjson.String {
-		return e.Str, true
-	}
-	for _, k := range [...]string{"errorText", "message"} {
-		if m := gjson.Get(s, k); m.Type == gjson.String {
+	res := gjson.GetMany(s, "error.message", "error", "errorText", "message")
+	for _, m := range res {
+		if m.Type == gjson.String {
 			return m.Str, true
 		}
 	}
-	if e.Exists() {
-		return e.Raw, true
+	if res[1].Exists() {
+		return res[1].Raw, true
 	}
 	return "upstream error", true
 }
