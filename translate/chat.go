@@ -410,7 +410,6 @@ func (r *SSERewriter) WriteMadeDeltas(p []byte, count int, content string) (bool
 		rep.SawText()
 		rep.AddText(content)
 	}
-	r.dropLF = false
 	r.emitCopy(p)
 	if r.err == nil && r.reply.TooLarge() {
 		r.err = ErrContentTooLarge
