@@ -113,19 +113,27 @@ func TestDeleteChoiceMetasManyChoices(t *testing.T) {
 
 // A reply whose top-level meta is megabytes (one key repeated a million
 // times) is not decoded into maps to be compared with the merged meta:
-// what the rewrite allocates stays a small multiple of the reply.
+// what the rewrite allocates stays a small multiple of the reply, for a
+// chat completion and for the protocols that compare metas as values.
 func TestLargeTopMetaNotDecoded(t *testing.T) {
-	body := []byte(`{"choices":[],"meta":{` + strings.Repeat(`"a":1,`, 1<<20) + `"a":1}}`)
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	out, meta, ok := RewriteJSONReply(body, nil, JSONOptions{})
-	runtime.ReadMemStats(&after)
-	if got := after.TotalAlloc - before.TotalAlloc; got > 3*uint64(len(body)) {
-		t.Fatalf("%d MiB allocated for a %d MiB reply", got>>20, len(body)>>20)
-	}
-	// The meta says its key once.
-	if !ok || string(meta.JSON()) != `{"a":1}` || !bytes.HasSuffix(out, []byte(`"meta":{"a":1}}`)) {
-		t.Fatalf("ok %v, meta %s, out ends %q", ok, meta.JSON(), out[max(0, len(out)-40):])
+	meta := `"meta":{` + strings.Repeat(`"a":1,`, 1<<20) + `"a":1}}`
+	for name, head := range map[string]string{
+		"chat":      `{"choices":[],`,
+		"responses": `{"object":"response","output":[],`,
+		"anthropic": `{"type":"message","content":[],`,
+	} {
+		body := []byte(head + meta)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		out, meta, ok := RewriteJSONReply(body, nil, JSONOptions{})
+		runtime.ReadMemStats(&after)
+		if got := after.TotalAlloc - before.TotalAlloc; got > 3*uint64(len(body)) {
+			t.Fatalf("%s: %d MiB allocated for a %d MiB reply", name, got>>20, len(body)>>20)
+		}
+		// The meta says its key once.
+		if !ok || string(meta.JSON()) != `{"a":1}` || !bytes.HasSuffix(out, []byte(`"meta":{"a":1}}`)) {
+			t.Fatalf("%s: ok %v, meta %s, out ends %q", name, ok, meta.JSON(), out[max(0, len(out)-40):])
+		}
 	}
 }

@@ -165,27 +165,28 @@ func emptyObject(s string, v int) bool {
 // that the reply can go as it came. A Responses object or an Anthropic
 // message (proto) compare the two as values. For a chat completion, equal
 // bytes, or equal once white space is taken out, answer at once; otherwise
-// the two are decoded and compared as values, but only when top is not far
-// larger than meta: a top-level meta of megabytes decoded into maps would
-// take several times its size (SPEC 8.1), and one that large cannot say
-// the same as a bounded meta unless it repeats its keys, which the
-// rewritten meta then says once.
+// the two are decoded and compared as values. Either is decoded only when
+// top is not far larger than meta: a top-level meta of megabytes decoded
+// into maps would take several times its size (SPEC 8.1), and one that
+// large cannot say the same as a bounded meta unless it repeats its keys
+// (or pads them with white space), which the rewritten meta then says
+// once.
 func sameTopMeta(top string, meta *Meta, proto bool) bool {
 	m := meta.JSON()
-	if proto {
-		return jsonscan.Equal(bytesView(top), m)
+	if !proto {
+		if top == string(m) {
+			return true
+		}
+		c := compactJSON(bytesView(top))
+		if string(c) == string(m) {
+			return true
+		}
+		top = strView(c)
 	}
-	if top == string(m) {
-		return true
-	}
-	c := compactJSON(bytesView(top))
-	if string(c) == string(m) {
-		return true
-	}
-	if len(c) > 4*len(m)+4096 {
+	if len(top) > 4*len(m)+4096 {
 		return false
 	}
-	return jsonscan.Equal(c, m)
+	return jsonscan.Equal(bytesView(top), m)
 }
 
 var unicodeEscape = []byte(`\u`)

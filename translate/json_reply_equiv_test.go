@@ -109,7 +109,8 @@ func rewriteJSONReplyRef(body []byte, extra *Meta, opts JSONOptions) (out []byte
 	case !top.Exists():
 		changed = true
 	default:
-		changed = changed || !jsonscan.Equal([]byte(top.Raw), metaJSON)
+		c := compactJSON([]byte(top.Raw))
+		changed = changed || !(len(c) <= 4*len(metaJSON)+4096 && jsonscan.Equal(c, metaJSON))
 	}
 	if !changed {
 		return body, meta, true
@@ -166,7 +167,9 @@ func rewriteTopLevelMetaRef(body []byte, root gjson.Result, rep *Reply, extra *M
 			return body
 		}
 		out, err = sjson.DeleteBytes(copyBytes(body), "meta")
-	case top.Exists() && jsonscan.Equal([]byte(top.Raw), meta):
+	case top.Exists() && len(top.Raw) <= 4*len(meta)+4096 && jsonscan.Equal([]byte(top.Raw), meta):
+		// A top-level meta far larger than the merged one is not decoded
+		// (sameTopMeta): it is replaced.
 		return body
 	default:
 		out, err = sjson.SetRawBytes(copyBytes(body), "meta", meta)
