@@ -68,7 +68,8 @@ func FuzzGeminiStream(f *testing.F) {
 			// its CR's LF in any stream).
 			in := withCRsCompleted(in, 1<<20)
 			out := out
-			if spliced := wrep.Terminal && !wrep.Meta.Empty(); spliced {
+			spliced := wrep.Terminal && !wrep.Meta.Empty()
+			if spliced {
 				// A rewritten event always ends with its blank line, even
 				// when the body ended inside it (SPEC 4.3): the line
 				// breaks at the very end are the module's to complete.
@@ -79,7 +80,7 @@ func FuzzGeminiStream(f *testing.F) {
 			for p < len(in) && p < len(out) && in[p] == out[p] {
 				p++
 			}
-			if spliced := wrep.Terminal && !wrep.Meta.Empty(); spliced && p > 0 && in[p-1] == '\r' && p < len(out) && out[p] == '\n' {
+			if spliced && p > 0 && in[p-1] == '\r' && p < len(out) && out[p] == '\n' {
 				// The event before the one rewritten ended in a CR: the
 				// module wrote its LF before writing there, in any stream
 				// (sse_eol.go: it cannot know whether that LF is coming).
@@ -92,7 +93,16 @@ func FuzzGeminiStream(f *testing.F) {
 			for s < len(in)-p && s < len(out)-p && in[len(in)-1-s] == out[len(out)-1-s] {
 				s++
 			}
-			if p+s != len(in) || (len(out) > len(in)) != (wrep.Terminal && !wrep.Meta.Empty()) {
+			if e := len(out) - 1 - s; spliced && e > 0 && out[e] == '\n' && out[e-1] == '\r' && s < len(in)-p && in[len(in)-1-s] == '\r' {
+				// The rewritten event ended in a CR: the module wrote its
+				// LF at once, in any stream (sse_eol.go, endSpliced), and
+				// drops the upstream's should it come next.
+				out = out[:e] + out[e+1:]
+				for s < len(in)-p && s < len(out)-p && in[len(in)-1-s] == out[len(out)-1-s] {
+					s++
+				}
+			}
+			if p+s != len(in) || (len(out) > len(in)) != spliced {
 				t.Fatalf("output is not the input with the meta inserted\n in %q\nout %q", in, out)
 			}
 		}
