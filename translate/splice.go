@@ -2,6 +2,7 @@ package translate
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
 )
@@ -42,8 +43,7 @@ func (r *SSERewriter) endSpliced(term []byte, path string) {
 		// Several data lines: the other lines as they came, then the data
 		// in as many data lines as it came in (joined, it holds a "\n"
 		// where each line ended: one line would cut the object short).
-		pieces := spliced(data, 0, data, path, meta)
-		r.write(appendEventLines(r.ownBuf(), term, bytes.Join(pieces[:], nil)))
+		r.write(appendEventLines(r.ownBuf(), term, spliced(data, 0, data, path, meta)))
 	}
 	if r.opts.Stats != nil {
 		r.opts.Stats.FinalMeta++
@@ -102,12 +102,14 @@ func splicePoint(data []byte, path string) (at, skip int, prefix []byte, ok bool
 	return end, 0, metaMember, true
 }
 
-// appendEventLines appends the event raw again with data as its data: its
-// lines that are not data lines as they came, then one data: line for each
-// line of data, each line ended as raw's first line is, and raw's own
-// ending (its last line end and blank line, as far as they came) last, so
-// that a CRLF whose LF comes in the next write still completes it.
-func appendEventLines(dst, raw, data []byte) []byte {
+// appendEventLines appends the event raw again with data (its pieces, in
+// order) as its data: its lines that are not data lines as they came, then
+// one data: line for each line of data, each line ended as raw's first line
+// is, and raw's own ending (its last line end and blank line, as far as
+// they came) last, so that a CRLF whose LF comes in the next write still
+// completes it. The pieces are not joined first: the event may carry the
+// whole reply.
+func appendEventLines(dst, raw []byte, data [4][]byte) []byte {
 	body := bytes.TrimRight(raw, "\r\n")
 	eol := eolText[firstLineEnd(raw)]
 	for _, line := range bytes.FieldsFunc(body, func(r rune) bool { return r == '\n' || r == '\r' }) {
@@ -115,7 +117,19 @@ func appendEventLines(dst, raw, data []byte) []byte {
 			dst = append(append(dst, line...), eol...)
 		}
 	}
+	// Each data line of raw is at least "data:" and a line end, and gains at
+	// most a space: room for raw, the meta, and that space, at once.
+	dst = slices.Grow(dst, len(raw)+len(raw)/6+len(data[1])+len(data[2]))
 	dst = append(dst, "data: "...)
-	dst = append(dst, bytes.ReplaceAll(data, lf, []byte(eol+"data: "))...)
+	for _, piece := range data {
+		for more := true; more; {
+			var line []byte
+			line, piece, more = bytes.Cut(piece, lf)
+			dst = append(dst, line...)
+			if more {
+				dst = append(append(dst, eol...), "data: "...)
+			}
+		}
+	}
 	return append(dst, raw[len(body):]...)
 }
