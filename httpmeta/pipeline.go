@@ -22,20 +22,22 @@ func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) io.Wri
 		model = "unknown"
 	}
 	var chain io.WriteCloser
-	chain, rw.rewriter = translate.OpenStream(rw.format, out, translate.SSEOptions{
+	chain, rw.rewriter = translate.OpenStream(rw.format, out, translate.StreamOptions{
 		MaxEvent:        int(x.maxEventBytes()),
 		FinalMeta:       h.FinalMeta,
-		BareMeta:        h.BareMeta,
-		Model:           model,
-		Structured:      x.structured,
-		ErrorsAsContent: errorsAsContent,
 		Stats:           &rw.stats,
 		Warn:            h.warn,
 		MaxMeta:         int(h.MaxMetaBytes),
 		Reply:           &x.reply,
-		WithholdUsage:   x.withholdUsage,
 		BeforeEnd:       rw.endHook(),
 		MarkInterrupted: h.MarkInterrupted,
+		Chat: translate.ChatOptions{
+			BareMeta:        h.BareMeta,
+			Model:           model,
+			Structured:      x.structured,
+			ErrorsAsContent: errorsAsContent,
+			WithholdUsage:   x.withholdUsage,
+		},
 	}, translate.ConvertOptions{
 		Model:         x.model,
 		MaxLine:       int(x.maxEventBytes()),

@@ -54,7 +54,7 @@ type responseWriter struct {
 	bodyBuf *replyBuf // the pooled memory of buf, for a forwarded JSON reply
 
 	chain    io.WriteCloser // the streaming pipeline (translate.OpenStream)
-	rewriter *translate.SSERewriter
+	rewriter *translate.Rewriter
 	stats    translate.Stats
 
 	forwarded bool  // the status line went downstream

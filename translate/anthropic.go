@@ -27,7 +27,12 @@ var anthropicProtocol = protocol{
 	},
 	// A stream whose first event is message_start.
 	startsEvents: func(ev *firstEvent) bool { return ev.hasType && ev.typ == "message_start" },
-	events:       func(w *SSERewriter) eventDialect { return &anthropicDialect{w: w, block: -1} },
+	stream: &streamReading{
+		framing:   newSSEFraming,
+		reader:    func(*StreamOptions) unitReader { return &anthropicReader{block: -1} },
+		usage:     readAnthropicUsage,
+		usageAdds: true,
+	},
 	json: &jsonProtocol{
 		// A JSON reply with "type":"message".
 		paths: []string{"type"},
@@ -50,25 +55,18 @@ var anthropicProtocol = protocol{
 var anthropicUsage = usageNames{parts: true, paths: []string{"input_tokens", "cache_read_input_tokens",
 	"cache_creation_input_tokens", "output_tokens", "cost"}}
 
-// anthropicDialect reads a Messages event stream. Every event passes as it
+// anthropicReader reads a Messages event stream. Every event passes as it
 // came except message_stop, which gains the meta.
-type anthropicDialect struct {
-	w     *SSERewriter
+type anthropicReader struct {
 	block int64 // index of the content block whose text was read last; -1: none
 }
 
-func (d *anthropicDialect) doneEvent() verdict { return vForward }
-
-func (d *anthropicDialect) object(_, data []byte, s string, keys keySet) verdict {
-	d.w.noteError(s, keys)
-	d.w.keys.Offer(data) // the next event's key scan skips what repeats it
-	rep := d.w.reply
+func (d *anthropicReader) read(u *unit) {
+	s, rep := u.s, u.rep
 	switch eventType(s) {
 	case "message_start":
 		msg := gjson.Get(s, "message")
-		rep.setID(msg.Get("id").Str)
-		rep.setModel(msg.Get("model").Str)
-		rep.readUsage(msg.Get("usage"), &anthropicUsage)
+		u.id, u.model, u.usage = msg.Get("id").Str, msg.Get("model").Str, true
 	case "content_block_start":
 		block := gjson.Get(s, "content_block")
 		addItemTool(block, &rep.Meta, anthropicToolOf)
@@ -91,20 +89,27 @@ func (d *anthropicDialect) object(_, data []byte, s string, keys keySet) verdict
 			}
 		}
 	case "message_delta":
-		rep.readUsage(gjson.Get(s, "usage"), &anthropicUsage)
+		u.usage = true
 	case "message_stop":
-		return vTerminal
+		u.terminal = true
 	}
-	return vForward
 }
 
-// end writes message_stop with a top-level "meta"; a stream without it
-// gets no meta (SPEC 4.5).
-func (d *anthropicDialect) end(term []byte) { d.w.endSpliced(term, "") }
+// readAnthropicUsage reads message_start's message.usage, or
+// message_delta's usage, whose counts replace the ones they name.
+func readAnthropicUsage(s string, rep *Reply) {
+	u := gjson.Get(s, "usage")
+	if !u.Exists() {
+		u = gjson.Get(s, "message.usage")
+	}
+	rep.readUsage(u, &anthropicUsage)
+}
+
+func (d *anthropicReader) appendEnd(dst []byte, _ *Reply, _ []byte) []byte { return dst }
 
 // appendInterrupted is the Anthropic error event for a stream cut short
 // (SPEC 11.1), with the meta no message_stop carried.
-func (d *anthropicDialect) appendInterrupted(dst, meta []byte) []byte {
+func (d *anthropicReader) appendInterrupted(dst, meta []byte) []byte {
 	dst = append(dst, "event: error\n"...)
 	dst = append(dst, `data: {"type":"error","error":{"type":"api_error","message":"`+InterruptedMessage+`"}`...)
 	return appendMetaEnd(dst, meta)

@@ -36,7 +36,7 @@ var (
 // input 100 + cache reads 50 + cache writes 20; output from message_delta.
 const aWantMeta = `{"tools_used":["get_weather"],"usage":{"input_tokens":170,"output_tokens":30,"total_tokens":200,"cached_input_tokens":50}}`
 
-func anthropicOpts() SSEOptions { return SSEOptions{FinalMeta: true, Protocol: FormatAnthropic} }
+func anthropicOpts() StreamOptions { return StreamOptions{FinalMeta: true, Protocol: FormatAnthropic} }
 
 func TestAnthropicStreamMessageStopGetsMeta(t *testing.T) {
 	want := aBody + "event: message_stop\ndata: {\"type\":\"message_stop\",\"meta\":" + metaMark + "}\n\n"
@@ -196,7 +196,7 @@ func TestAnthropicStreamAfterMessageStop(t *testing.T) {
 // final_meta off: nothing added, nothing withheld.
 func TestAnthropicStreamFinalMetaOff(t *testing.T) {
 	in := aStart + "data: {\"meta\":{\"source\":\"gw\"}}\n\n" + aTool1 + aStopEv
-	runPieces(t, in, func() SSEOptions { return SSEOptions{Protocol: FormatAnthropic} }, func(p pieceRun) {
+	runPieces(t, in, func() StreamOptions { return StreamOptions{Protocol: FormatAnthropic} }, func(p pieceRun) {
 		if p.out != in {
 			t.Fatalf("%s:\n got %q\nwant %q", p.name, p.out, in)
 		}

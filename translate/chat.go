@@ -21,9 +21,15 @@ var chatProtocol = protocol{
 	format: &FormatSSE,
 	// No request, first event or JSON reply is told as chat: what no other
 	// protocol claims is (RequestKindOf, DetectStart, readJSONReply).
-	events: newChatDialect,
-	keys:   []string{"tool_calls", "name", "usage", "finish_reason"},
-	usage:  &chatUsage,
+	stream: &streamReading{
+		framing:  newSSEFraming,
+		reader:   func(o *StreamOptions) unitReader { return &chatReader{o: o} },
+		keys:     []string{"tool_calls", "name", "usage", "finish_reason"},
+		usage:    readChatUsage,
+		doneEnds: true,
+		keepLast: true,
+	},
+	usage: &chatUsage,
 	json: &jsonProtocol{
 		// The names of message.tool_calls[*].function.name of each choice,
 		// then its message.function_call.name (SPEC 4.2).
@@ -37,8 +43,7 @@ var chatProtocol = protocol{
 var chatUsage = usageNames{paths: []string{"prompt_tokens", "completion_tokens", "total_tokens",
 	"prompt_tokens_details.cached_tokens", "completion_tokens_details.reasoning_tokens", "cost"}}
 
-// The keys the chat dialect asks the key scan for, in chatProtocol.keys'
-// order.
+// The keys the chat reading asks the key scan for, in its keys' order.
 const (
 	hasToolCall = keyProtocol << iota // "tool_calls"
 	hasName                           // "name"
@@ -46,69 +51,63 @@ const (
 	hasFinish                         // "finish_reason"
 )
 
-// chatDialect reads OpenAI chat-completion chunks (SPEC 4.3): tool names
+// ChatOptions are what only a chat stream reads.
+type ChatOptions struct {
+	// BareMeta writes the final meta as data: {"meta":…} instead of a
+	// chunk (meta_event bare).
+	BareMeta bool
+	// Model is the fallback model of the final meta chunk when no chunk came.
+	Model string
+	// Structured, when set, splits a structured reply out of the content
+	// deltas of choice 0 (SPEC 7).
+	Structured *ReplyStream
+	// ErrorsAsContent also shows an upstream error event to the user as a
+	// content chunk "Error: <message>" (the edge endpoint, SPEC 6.3).
+	ErrorsAsContent bool
+	// WithholdUsage withholds the chat chunks that carry only usage
+	// (choices: []), which the client did not ask for (SPEC 9.1).
+	WithholdUsage bool
+}
+
+// chatReader reads OpenAI chat-completion chunks (SPEC 4.3): tool names
 // from the deltas, usage, choice 0's text, the structured reply (SPEC 7),
-// and ends with one final meta event before [DONE]. It is one pointer,
-// held in the eventDialect as it is: no allocation of its own.
-type chatDialect struct {
-	w *SSERewriter
+// and ends with one final meta event before [DONE].
+type chatReader struct {
+	o *StreamOptions
+	// sawUsage: a chunk had a usage object, which wins over Groq's
+	// x_groq.usage whatever their order (SPEC 9.1).
+	sawUsage bool
 }
-
-// newChatDialect reads a stream as chat chunks: it opens (SPEC 11.1) at
-// its first chat chunk, not at its first JSON event (opens).
-func newChatDialect(w *SSERewriter) eventDialect {
-	w.opensAtFirst = false
-	return chatDialect{w}
-}
-
-// eventProtocolOf is the protocol whose events a stream of format f is
-// read as: chat's, unless f is a protocol with events of its own.
-func eventProtocolOf(f Format) *protocol {
-	if p := protocolOf(f); p != nil && p.events != nil {
-		return p
-	}
-	return &chatProtocol
-}
-
-func (c chatDialect) doneEvent() verdict { return vTerminal }
 
 // head is the id, created and model the final chunks repeat: the last
-// chunk's (the key scan holds it: object hands it every chunk), else fresh
-// ones.
-func (c chatDialect) head() ChunkHead {
-	return chunkHeadFrom(c.w.keys.Held(), func() ChunkHead { return NewChunkHead("", 0, c.w.opts.Model) })
+// chunk's, else fresh ones.
+func (c *chatReader) head(last []byte) ChunkHead {
+	return chunkHeadFrom(last, func() ChunkHead { return NewChunkHead("", 0, c.o.Chat.Model) })
 }
 
-// end writes the one final meta event, when there is something to say and
-// final_meta is on (with the structured metadata when the reply was
-// structured), then the upstream's [DONE] when it came.
-func (c chatDialect) end(term []byte) {
-	r := c.w
-	defer r.emitEvent(term)
-	if r.opts.Structured != nil {
-		if md, ok := r.opts.Structured.Metadata(); ok {
-			r.reply.setAfterSeal(KeyStructuredMetadata, md)
-		} else if r.opts.Structured.Structured() && r.opts.Warn != nil {
-			r.opts.Warn(ReasonStructuredUnparsed)
+// appendEnd appends the one final meta event, when there is something to
+// say and final_meta is on (with the structured metadata when the reply
+// was structured).
+func (c *chatReader) appendEnd(dst []byte, rep *Reply, last []byte) []byte {
+	if st := c.o.Chat.Structured; st != nil {
+		if md, ok := st.Metadata(); ok {
+			rep.setAfterSeal(KeyStructuredMetadata, md)
+		} else if st.Structured() && c.o.Warn != nil {
+			c.o.Warn(ReasonStructuredUnparsed)
 		}
 	}
-	if !r.opts.FinalMeta || r.reply.Meta.Empty() {
-		return
+	if !c.o.FinalMeta || rep.Meta.Empty() {
+		return dst
 	}
-	if r.opts.Stats != nil {
-		r.opts.Stats.FinalMeta++
-	}
-	meta := r.reply.Meta.JSON()
-	head := c.head()
+	meta := rep.Meta.JSON()
+	head := c.head(last)
 	// Sized once: appended piece by piece from an empty buffer, the event
 	// was reallocated at each doubling.
-	buf := slices.Grow(r.ownBuf(), head.metaEventLen(len(meta)))
-	if r.opts.BareMeta {
-		buf = AppendBareMeta(buf, meta)
-	} else {
-		buf = head.AppendMeta(buf, meta)
+	dst = slices.Grow(dst, head.metaEventLen(len(meta)))
+	if c.o.Chat.BareMeta {
+		return AppendBareMeta(dst, meta)
 	}
-	r.emitOwn(buf)
+	return head.AppendMeta(dst, meta)
 }
 
 // deltaToolNames calls add with each name in
@@ -221,64 +220,60 @@ func readChatCalls(root gjson.Result, rep *Reply) {
 	})
 }
 
-// object reads one chunk (or an error event) of a chat stream.
-func (c chatDialect) object(raw, data []byte, s string, keys keySet) verdict {
-	r := c.w
-	rep := r.reply
+// read reads one chunk (or an error event) of a chat stream.
+func (c *chatReader) read(u *unit) {
+	s, keys, rep := u.s, u.keys, u.rep
 	if keys&hasName != 0 {
 		deltaToolNames(s, keys, rep.Meta.AddTool)
 	}
 	if rep.ToolArguments && keys&hasToolCall != 0 {
 		readDeltaCalls(s, rep)
 	}
-	// SPEC 11.1, until the stream's end: its first chat chunk opens it, and
-	// a chunk with a finish_reason (only looked for where the key scan saw
-	// the key) ends it. A chunk cut short inside is no chunk.
-	if !r.endSeen && (r.opened || c.opens(s)) && keys&hasFinish != 0 {
-		r.endSeen = finishReasonFrom(data, r.keys.First()) && jsonscan.Valid(s)
+	// SPEC 11.1, until the stream's end: its first chat chunk, an object
+	// with a choices array, opens it, and a chunk with a finish_reason
+	// (only looked for where the key scan saw the key) ends it. A chunk
+	// cut short inside is no chunk.
+	if !u.opened {
+		u.opens = u.opens && gjson.Get(s, "choices").IsArray()
+	}
+	if !u.ended && (u.opened || u.opens) && keys&hasFinish != 0 {
+		u.ends = finishReasonFrom(u.data, u.first) && jsonscan.Valid(s)
 	}
 	// Any error event of SPEC 4.3 is one, choices beside it or not:
 	// OpenRouter ends a failed generation with a chunk that has both
 	// (finish_reason "error"), vLLM with {"object":"error",...}.
-	if keys&keyError != 0 {
-		if msg, isErr := errorEvent(s); isErr {
-			rep.SetError(msg)
-			r.emitRaw(raw)
-			if r.opts.ErrorsAsContent {
-				msg, _ := rep.Err()
-				r.emitOwn(c.head().AppendDelta(r.ownBuf(), "content", "Error: "+msg, false))
-			}
-			return vOwn
+	if u.isErr {
+		if c.o.Chat.ErrorsAsContent {
+			msg, _ := rep.Err()
+			u.own = c.head(u.last).AppendDelta(u.buf, "content", "Error: "+msg, false)
 		}
+		return
 	}
 	// The id and model, only for who reads them (as for JSON replies): the
 	// end hook (OpenClaw's run id) and the prices table. The first chunk
 	// that names them: Azure's first chunk (its prompt filter results)
 	// has "id":"" and "model":"".
-	if r.opts.BeforeEnd != nil && rep.ID == "" {
-		rep.setID(gjson.Get(s, "id").Str)
+	if u.needID {
+		u.id = gjson.Get(s, "id").Str
 	}
-	if rep.Model == "" && !r.ownChunks {
-		rep.setModel(gjson.Get(s, "model").Str)
+	if u.needModel {
+		u.model = gjson.Get(s, "model").Str
 	}
-	// Held by the key scan, which skips in the next chunk what repeats it,
-	// and is the last chunk's data.
-	r.keys.Hold(data)
 	if keys&hasUsage != 0 {
-		if u := gjson.Get(s, "usage"); u.IsObject() {
-			rep.chatUsage = true
-			rep.readUsage(u, &chatUsage)
-			if r.opts.WithholdUsage && noChoices(s) {
-				return vWithhold // the usage chunk the client did not ask for
+		if gjson.Get(s, "usage").IsObject() {
+			c.sawUsage, u.usage = true, true
+			if c.o.Chat.WithholdUsage && noChoices(s) {
+				u.withhold = true // the usage chunk the client did not ask for
+				return
 			}
-		} else if u := gjson.Get(s, "x_groq.usage"); !rep.chatUsage && u.IsObject() {
+		} else {
 			// Groq's place for a stream's usage: its last chunk's x_groq.
-			rep.readUsage(u, &chatUsage)
+			u.usage = !c.sawUsage && gjson.Get(s, "x_groq.usage").IsObject()
 		}
 	}
-	if r.opts.Structured != nil {
-		if c.structuredEvent(raw, data) {
-			return vOwn
+	if c.o.Chat.Structured != nil {
+		if c.structured(u) {
+			return
 		}
 	}
 	if rep.WantContent || rep.WaitsForText() {
@@ -289,21 +284,21 @@ func (c chatDialect) object(raw, data []byte, s string, keys keySet) verdict {
 			}
 		}
 	}
-	return vForward
 }
 
-// opens reports whether a chunk opens the stream (SPEC 11.1): it is a chat
-// chunk, an object with a choices array, which makes the stream one that
-// can be cut short.
-func (c chatDialect) opens(s string) bool {
-	c.w.opened = gjson.Get(s, "choices").IsArray() && jsonscan.Valid(s)
-	return c.w.opened
+// readChatUsage reads a chunk's usage, else Groq's x_groq.usage.
+func readChatUsage(s string, rep *Reply) {
+	u := gjson.Get(s, "usage")
+	if !u.IsObject() {
+		u = gjson.Get(s, "x_groq.usage")
+	}
+	rep.readUsage(u, &chatUsage)
 }
 
 // appendInterrupted is the chat stream's error event for a stream cut
 // short (SPEC 11.1; chat SSE, both conversions, the edge stream): its meta
 // went in the final meta event before it.
-func (c chatDialect) appendInterrupted(dst, _ []byte) []byte {
+func (c *chatReader) appendInterrupted(dst, _ []byte) []byte {
 	return append(dst, `data: {"error":{"message":"`+InterruptedMessage+`","type":"upstream_interrupted","code":null}}`+"\n\n"...)
 }
 
@@ -313,12 +308,10 @@ func noChoices(s string) bool {
 	return ch.IsArray() && len(ch.Raw) > 0 && !ch.Get("0").Exists()
 }
 
-// structuredEvent runs the content delta of choice 0 through the structured
-// reply decoder. It reports whether it wrote (or dropped) the event itself.
-func (c chatDialect) structuredEvent(raw, data []byte) bool {
-	r := c.w
-	s := strView(data)
-	choice, ok := choiceZero(s)
+// structured runs the content delta of choice 0 through the structured
+// reply decoder. It reports whether it decided what becomes of the chunk.
+func (c *chatReader) structured(u *unit) bool {
+	choice, ok := choiceZero(u.s)
 	if !ok {
 		return false
 	}
@@ -326,24 +319,20 @@ func (c chatDialect) structuredEvent(raw, data []byte) bool {
 	if content.Type != gjson.String {
 		return false
 	}
-	text := r.opts.Structured.Feed(content.Str)
+	text := c.o.Chat.Structured.Feed(content.Str)
 	if text != "" {
-		r.reply.SawText()
+		u.rep.SawText()
 	}
-	r.reply.AddText(text)
-	if text == content.Str {
-		r.emitRaw(raw)
-		return true
+	u.rep.AddText(text)
+	switch {
+	case text == content.Str:
+	case text == "" && !carriesMore(u.s, choice):
+		u.withhold = true // only raw JSON of the structured reply: nothing to show
+	default:
+		if buf, ok := appendReplaced(append(u.buf, "data: "...), u.data, content.Index, content.Raw, text); ok {
+			u.own, u.replace = append(buf, "\n\n"...), true
+		}
 	}
-	if text == "" && !carriesMore(s, choice) {
-		return true // only raw JSON of the structured reply: nothing to show
-	}
-	buf, ok := appendReplaced(append(r.ownBuf(), "data: "...), data, content.Index, content.Raw, text)
-	if !ok {
-		r.emitRaw(raw)
-		return true
-	}
-	r.emitOwn(append(buf, "\n\n"...))
 	return true
 }
 
@@ -396,11 +385,11 @@ func carriesMore(s string, choice gjson.Result) bool {
 // waits for) is taken here. It reports false, having done nothing, when
 // they must be read as any other event: a structured reply reads each
 // delta, and after the end events pass as they are.
-func (r *SSERewriter) WriteMadeDeltas(p []byte, count int, content string) (bool, error) {
+func (r *Rewriter) WriteMadeDeltas(p []byte, count int, content string) (bool, error) {
 	if r.err != nil {
 		return true, r.err
 	}
-	if _, chat := r.dialect.(chatDialect); r.done || r.opts.Structured != nil || !chat {
+	if r.done || r.opts.Chat.Structured != nil || !r.ownChunks {
 		return false, nil
 	}
 	if r.opts.Stats != nil {
@@ -411,10 +400,8 @@ func (r *SSERewriter) WriteMadeDeltas(p []byte, count int, content string) (bool
 		rep.AddText(content)
 	}
 	r.emitCopy(p)
-	if r.err == nil && r.reply.TooLarge() {
-		r.err = ErrContentTooLarge
-	}
-	return true, r.err
+	_, err := r.result(0)
+	return true, err
 }
 
 // The chat completion as a JSON reply (SPEC 4.2): what no JSON protocol

@@ -241,7 +241,7 @@ func (c *convCore) runOf(delta bool) {
 // madeDeltaWriter takes chat chunks a converter made that carry nothing but
 // a text delta: count of them, content their content deltas joined. It
 // reports false, having done nothing, when it must read them as any other
-// event (SSERewriter.WriteMadeDeltas).
+// event (Rewriter.WriteMadeDeltas).
 type madeDeltaWriter interface {
 	WriteMadeDeltas(p []byte, count int, content string) (bool, error)
 }

@@ -22,7 +22,7 @@ var dataStreamProtocol = protocol{
 	byHeaders:    func(h ReplyHeaders) bool { return strings.EqualFold(header(h.Header, "X-Vercel-Ai-Data-Stream"), "v1") },
 	startsLine:   IsDataStreamLine,
 	mayStartLine: mayBeDataStream,
-	convert: func(w *SSERewriter, opts ConvertOptions) io.WriteCloser {
+	convert: func(w *Rewriter, opts ConvertOptions) io.WriteCloser {
 		return NewDataStreamConverter(w, opts)
 	},
 }

@@ -250,7 +250,7 @@ func runConversionCase(t testing.TB, c txtarCase) {
 		// SSE rewriter, both reading into one record.
 		var out bytes.Buffer
 		var rep Reply
-		rw := NewSSERewriter(&out, SSEOptions{MaxEvent: opts.MaxLine, FinalMeta: true, BareMeta: bare, Model: model, Reply: &rep}, nil)
+		rw := NewRewriter(&out, StreamOptions{MaxEvent: opts.MaxLine, FinalMeta: true, Reply: &rep, Chat: ChatOptions{BareMeta: bare, Model: model}}, nil)
 		o := opts
 		o.Reply = &rep
 		var w io.WriteCloser

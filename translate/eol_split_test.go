@@ -23,42 +23,42 @@ import (
 var eolStreams = []struct {
 	name string
 	in   string
-	opts SSEOptions
+	opts StreamOptions
 }{
 	{"final meta before [DONE]", crlf(
 		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hi"}}]}`, ``,
 		`data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"search"}}]}}]}`, ``,
-		`data: [DONE]`, ``), SSEOptions{MaxEvent: 1 << 20, FinalMeta: true}},
+		`data: [DONE]`, ``), StreamOptions{MaxEvent: 1 << 20, FinalMeta: true}},
 	{"meta-only event withheld", crlf(
 		`: ping`, ``,
 		`data: {"meta":{"a":1}}`, ``,
 		`data: {"choices":[{"index":0,"delta":{"content":"x"}}]}`, ``,
 		`data: {"meta":{"b":2}}`, ``,
-		`data: [DONE]`, ``), SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, BareMeta: true}},
+		`data: [DONE]`, ``), StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Chat: ChatOptions{BareMeta: true}}},
 	{"error shown as content", crlf(
 		`data: {"error":{"message":"boom"}}`, ``,
-		`data: {"choices":[{"index":0,"delta":{"content":"after"}}]}`, ``), SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, ErrorsAsContent: true, Model: "m"}},
+		`data: {"choices":[{"index":0,"delta":{"content":"after"}}]}`, ``), StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Chat: ChatOptions{ErrorsAsContent: true, Model: "m"}}},
 	{"no [DONE]: final meta at the end", crlf(
 		`data: {"meta":{"k":"v"}}`, ``,
-		`data: {"choices":[{"index":0,"delta":{"content":"x"}}]}`, ``), SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Model: "m"}},
+		`data: {"choices":[{"index":0,"delta":{"content":"x"}}]}`, ``), StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Chat: ChatOptions{Model: "m"}}},
 	{"oversize event", crlf(
 		`data: {"choices":[{"index":0,"delta":{"content":"`+strings.Repeat("x", 80)+`"}}]}`, ``,
 		`data: {"meta":{"k":1}}`, ``,
-		`data: [DONE]`, ``), SSEOptions{MaxEvent: 64, FinalMeta: true, Model: "m"}},
+		`data: [DONE]`, ``), StreamOptions{MaxEvent: 64, FinalMeta: true, Chat: ChatOptions{Model: "m"}}},
 	{"CR-only line ends", "data: {\"meta\":{\"k\":1}}\r\rdata: {\"choices\":[]}\r\rdata: [DONE]\r\r",
-		SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Model: "m"}},
+		StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Chat: ChatOptions{Model: "m"}}},
 }
 
 func crlf(lines ...string) string { return strings.Join(lines, "\r\n") + "\r\n" }
 
 // rewriteWrites runs a rewriter on in cut at the given offsets.
-func rewriteWrites(t *testing.T, in string, opts SSEOptions, cuts ...int) string {
+func rewriteWrites(t *testing.T, in string, opts StreamOptions, cuts ...int) string {
 	t.Helper()
-	if opts.ErrorsAsContent || !opts.BareMeta {
-		opts.Model = "m" // a fixed head: the outputs are compared
+	if opts.Chat.ErrorsAsContent || !opts.Chat.BareMeta {
+		opts.Chat.Model = "m" // a fixed head: the outputs are compared
 	}
 	var out bytes.Buffer
-	r := NewSSERewriter(&out, opts, nil)
+	r := NewRewriter(&out, opts, nil)
 	last := 0
 	for _, c := range append(cuts, len(in)) {
 		if _, err := r.Write([]byte(in[last:c])); err != nil {
@@ -133,13 +133,13 @@ func checkLineEnds(t *testing.T, out string) {
 }
 
 // However a stream is cut into two writes, the client gets the same bytes.
-func FuzzSSERewriterSplits(f *testing.F) {
+func FuzzRewriterSplits(f *testing.F) {
 	for _, tc := range eolStreams {
 		f.Add([]byte(tc.in), uint16(len(tc.in)/2), uint8(0))
 	}
 	f.Add([]byte("data: {\"error\":\"x\"}\r\r\ndata: {\"meta\":{}}\n\r\n"), uint16(20), uint8(3))
 	f.Fuzz(func(t *testing.T, in []byte, cut uint16, flags uint8) {
-		opts := SSEOptions{MaxEvent: 48 + int(flags>>2), FinalMeta: flags&1 == 0, BareMeta: flags&2 != 0, ErrorsAsContent: true, Model: "m"}
+		opts := StreamOptions{MaxEvent: 48 + int(flags>>2), FinalMeta: flags&1 == 0, Chat: ChatOptions{BareMeta: flags&2 != 0, ErrorsAsContent: true, Model: "m"}}
 		k := int(cut) % (len(in) + 1)
 		whole := fixedIDs(rewriteWrites(t, string(in), opts))
 		if got := fixedIDs(rewriteWrites(t, string(in), opts, k)); got != whole {

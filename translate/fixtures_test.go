@@ -124,7 +124,7 @@ func fixtureNames(t *testing.T, dir string) []string {
 // pieces of 1 to 7 bytes: every upstream byte reaches the client intact and
 // in order, and the only addition is one final meta event with the right
 // tools_used, right before [DONE] (or at the end when there is none).
-func TestUpstreamFixturesThroughSSERewriter(t *testing.T) {
+func TestUpstreamFixturesThroughRewriter(t *testing.T) {
 	dir := upstreamFixturesDir(t)
 	for _, name := range fixtureNames(t, dir) {
 		t.Run(name, func(t *testing.T) {
@@ -148,7 +148,7 @@ func TestUpstreamFixturesThroughSSERewriter(t *testing.T) {
 			}
 			for _, n := range chunkSizes() {
 				var stats Stats
-				out, r := rewrite(t, in, n, SSEOptions{FinalMeta: true, Stats: &stats}, nil)
+				out, r := rewrite(t, in, n, StreamOptions{FinalMeta: true, Stats: &stats}, nil)
 				if out != want {
 					t.Fatalf("%s: output differs (%d bytes, want %d)\n%s", chunkName(n), len(out), len(want), firstDiff(out, want))
 				}
@@ -185,11 +185,11 @@ func TestUpstreamFixturesMetaOptions(t *testing.T) {
 	if i < 0 {
 		t.Fatal("no [DONE] in " + name)
 	}
-	out, _ := rewrite(t, in, 3, SSEOptions{FinalMeta: true, BareMeta: true}, nil)
+	out, _ := rewrite(t, in, 3, StreamOptions{FinalMeta: true, Chat: ChatOptions{BareMeta: true}}, nil)
 	if want := in[:i] + `data: {"meta":` + fixtureMeta[name] + "}\n\n" + in[i:]; out != want {
 		t.Fatalf("bare:\n%s", firstDiff(out, want))
 	}
-	if out, _ := rewrite(t, in, 5, SSEOptions{}, nil); out != in {
+	if out, _ := rewrite(t, in, 5, StreamOptions{}, nil); out != in {
 		t.Fatal("final_meta off changed the stream")
 	}
 }

@@ -44,7 +44,7 @@ func (f Format) Undecided() bool { return f == FormatSniffPlain || f == FormatSn
 // Stream reports whether the reply is read as a stream of events.
 func (f Format) Stream() bool {
 	p := protocolOf(f)
-	return p != nil && (p.events != nil || p.convert != nil)
+	return p != nil && (p.stream != nil || p.convert != nil)
 }
 
 // Converted reports whether the stream is converted into chat chunks (SPEC

@@ -51,8 +51,12 @@ var geminiProtocol = protocol{
 		obj := gjson.Parse(ev.obj)
 		return (obj.Get("candidates").IsArray() || obj.Get("promptFeedback").IsObject()) && !obj.Get("choices").Exists()
 	},
-	events: func(w *SSERewriter) eventDialect { return &geminiDialect{w: w} },
-	keys:   geminiKeys[:],
+	stream: &streamReading{
+		framing: newSSEFraming,
+		reader:  func(*StreamOptions) unitReader { return geminiReader{} },
+		keys:    geminiKeys[:],
+		usage:   func(s string, rep *Reply) { readGeminiUsage(gjson.Get(s, "usageMetadata"), rep) },
+	},
 	json: &jsonProtocol{
 		paths: []string{"candidates", "promptFeedback", "choices"},
 		is: func(t jsonTop) bool {
@@ -87,62 +91,37 @@ const (
 	geminiKeyUsage
 )
 
-// geminiDialect reads a Gemini event stream. Every event passes as it came
-// except the terminal one, which gains the meta as a top-level key.
-type geminiDialect struct {
-	w *SSERewriter
-	// usageEv is a copy of the data of the last event before the terminal
-	// one whose usageMetadata may hold a token count: the usage is the
-	// last count up to the terminal event (SPEC 9.1), which most events
-	// repeat, so a forwarded stream reads it once, at the end, rather than
-	// from every event. (A record that collects the text reads every event
-	// anyway: it reads the usage as it comes, so that a stream cut short
-	// keeps it.)
-	usageEv []byte
-}
+// geminiReader reads a Gemini event stream. Every event passes as it came
+// except the terminal one, which gains the meta as a top-level key. Gemini
+// has no [DONE]; a stray one passes.
+type geminiReader struct{}
 
-// Gemini has no [DONE]; a stray one passes.
-func (d *geminiDialect) doneEvent() verdict { return vForward }
-
-func (d *geminiDialect) object(_, data []byte, s string, keys keySet) verdict {
-	d.w.noteError(s, keys)
-	d.w.keys.Offer(data) // the next event's key scan skips what repeats it
-	rep := d.w.reply
+func (geminiReader) read(u *unit) {
+	s, keys, rep := u.s, u.keys, u.rep
 	if keys&(geminiKeyCall|geminiKeyCode) != 0 || rep.WantContent || rep.WaitsForText() {
 		geminiParts(gjson.Get(s, "candidates"), rep, true, rep.ToolArguments && keys&geminiKeyCall != 0 && jsonscan.Valid(s))
 	}
 	// Only a JSON object ends the reply (gjson reads invalid JSON too).
-	terminal := keys&(geminiKeyFinish|geminiKeyBlock) != 0 && jsonscan.Valid(s) && geminiTerminal(gjson.Parse(s), rep)
-	switch {
-	case terminal || rep.WantContent:
-		if rep.Model == "" {
-			rep.setModel(gjson.Get(s, "modelVersion").Str)
-		}
-		if !readGeminiUsage(gjson.Get(s, "usageMetadata"), rep) && terminal && len(d.usageEv) > 0 {
-			readGeminiUsage(gjson.GetBytes(d.usageEv, "usageMetadata"), rep)
-		}
+	if keys&(geminiKeyFinish|geminiKeyBlock) != 0 && jsonscan.Valid(s) {
+		u.terminal, u.errMsg = geminiTerminal(gjson.Parse(s))
+	}
+	if (u.terminal || rep.WantContent) && u.needModel {
+		u.model = gjson.Get(s, "modelVersion").Str
+	}
 	// An event with a usageMetadata may carry a token count: the count keys
 	// all end in TokenCount (Vertex sends usageMetadata with only
 	// trafficType on most events). A stray match only costs a copy: the
 	// count is read, and checked, at the end. (The search starts at the T,
 	// which JSON text seldom holds: one starting at a quote would stop at
 	// every string.)
-	case keys&geminiKeyUsage != 0 && bytes.Contains(data, []byte(`TokenCount"`)):
-		d.usageEv = append(d.usageEv[:0], data...)
-	}
-	if terminal {
-		return vTerminal
-	}
-	return vForward
+	u.usage = keys&geminiKeyUsage != 0 && bytes.Contains(u.data, []byte(`TokenCount"`))
 }
 
-// end writes the terminal event with a top-level "meta"; a stream without
-// one gets no meta (SPEC 4.6).
-func (d *geminiDialect) end(term []byte) { d.w.endSpliced(term, "") }
+func (geminiReader) appendEnd(dst []byte, _ *Reply, _ []byte) []byte { return dst }
 
 // appendInterrupted is Gemini's error event for a stream cut short (SPEC
 // 11.1), with the meta no terminal event carried.
-func (d *geminiDialect) appendInterrupted(dst, meta []byte) []byte {
+func (geminiReader) appendInterrupted(dst, meta []byte) []byte {
 	dst = append(dst, `data: {"error":{"code":502,"message":"`+InterruptedMessage+`","status":"UNAVAILABLE"}`...)
 	return appendMetaEnd(dst, meta)
 }
@@ -150,8 +129,8 @@ func (d *geminiDialect) appendInterrupted(dst, meta []byte) []byte {
 // geminiTerminal reports whether a reply or event ends the reply: it has at
 // least one candidate and a non-null finishReason on every one, or its
 // promptFeedback has a blockReason. A blocked prompt without a candidate is
-// the reply's error, "Blocked: <blockReason>".
-func geminiTerminal(obj gjson.Result, rep *Reply) bool {
+// the reply's error, "Blocked: <blockReason>" (errMsg).
+func geminiTerminal(obj gjson.Result) (terminal bool, errMsg string) {
 	n, finished := 0, true
 	obj.Get("candidates").ForEach(func(_, c gjson.Result) bool {
 		n++
@@ -161,20 +140,20 @@ func geminiTerminal(obj gjson.Result, rep *Reply) bool {
 		return true
 	})
 	if n > 0 && finished {
-		return true
+		return true, ""
 	}
 	br := obj.Get("promptFeedback.blockReason")
 	if br.Type == gjson.Null {
-		return false
+		return false, ""
 	}
 	if n == 0 {
 		reason := br.Str
 		if br.Type != gjson.String {
 			reason = br.Raw
 		}
-		rep.SetError("Blocked: " + reason)
+		return true, "Blocked: " + reason
 	}
-	return true
+	return true, ""
 }
 
 // geminiParts reads every candidate's parts: their tools (a functionCall
@@ -245,7 +224,9 @@ func readGemini(root gjson.Result, rep *Reply, text bool) {
 	readGeminiUsage(root.Get("usageMetadata"), rep)
 	rep.Meta.mergeResult(root.Get("meta"))
 	geminiParts(root.Get("candidates"), rep, text, rep.ToolArguments) // a JSON reply is valid JSON
-	geminiTerminal(root, rep)
+	if _, msg := geminiTerminal(root); msg != "" {
+		rep.SetError(msg)
+	}
 }
 
 // formatGeminiArray is a :streamGenerateContent reply sent as one JSON
@@ -256,7 +237,7 @@ var formatGeminiArray Format
 var geminiArrayProtocol = protocol{
 	name:    "gemini_array",
 	format:  &formatGeminiArray,
-	convert: func(w *SSERewriter, _ ConvertOptions) io.WriteCloser { return &geminiArray{w: w} },
+	convert: func(w *Rewriter, _ ConvertOptions) io.WriteCloser { return &geminiArray{w: w} },
 	into:    &FormatGemini,
 }
 
@@ -266,7 +247,7 @@ var geminiArrayProtocol = protocol{
 // the bytes; it holds one element at most. A top-level object is one
 // element (an error reply).
 type geminiArray struct {
-	w      *SSERewriter
+	w      *Rewriter
 	el     []byte  // "data: " and the element so far
 	nest   nesting // where in the current element
 	opened bool    // the array's '[' was read

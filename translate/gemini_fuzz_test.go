@@ -36,7 +36,7 @@ func geminiFuzzSeeds(f *testing.F) []string {
 func runGemini(f Format, in, pattern []byte, runOnce bool) (string, *Reply) {
 	var out bytes.Buffer
 	rep := &Reply{WantContent: runOnce, MaxContent: 1 << 20}
-	opts := SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: rep}
+	opts := StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: rep}
 	w, _ := OpenStream(f, &out, opts, ConvertOptions{}, nil)
 	for _, p := range fuzzPieces(in, pattern) {
 		w.Write(p)
@@ -131,7 +131,7 @@ func FuzzGeminiArray(f *testing.F) {
 		// The events the converter writes: a data line each, with no
 		// line break inside.
 		var out bytes.Buffer
-		w := &geminiArray{w: NewSSERewriter(&out, SSEOptions{Protocol: FormatGemini}, nil)}
+		w := &geminiArray{w: NewRewriter(&out, StreamOptions{Protocol: FormatGemini}, nil)}
 		w.Write(in)
 		w.Close()
 		for _, ev := range bytes.SplitAfter(out.Bytes(), []byte("\r\n\r\n")) {

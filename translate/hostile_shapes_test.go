@@ -41,15 +41,15 @@ const chunkHead = `{"id":"chatcmpl-1","object":"chat.completion.chunk","created"
 func sseEvent(data string) string { return "data: " + data + "\n\n" }
 
 // feedSSE runs a stream through a rewriter: one write.
-func feedSSE(opts SSEOptions) func(in []byte) {
+func feedSSE(opts StreamOptions) func(in []byte) {
 	return func(in []byte) {
-		r := NewSSERewriter(io.Discard, opts, nil)
+		r := NewRewriter(io.Discard, opts, nil)
 		r.Write(in)
 		r.Close()
 	}
 }
 
-var sseOpts = SSEOptions{MaxEvent: hostileMaxEvent, FinalMeta: true, Model: "m"}
+var sseOpts = StreamOptions{MaxEvent: hostileMaxEvent, FinalMeta: true, Chat: ChatOptions{Model: "m"}}
 
 func convOpts() ConvertOptions {
 	return ConvertOptions{Model: "m", MaxLine: hostileMaxEvent, HustleSummary: true, Created: 1, Reply: new(Reply)}
@@ -210,13 +210,13 @@ var hostileShapes = []hostileShape{
 	}, feedSSE(sseOpts)},
 	{"sse/oversize_events", 100000, func(n int) []byte {
 		return []byte(sseEvent(strings.Repeat("y", n)))
-	}, feedSSE(SSEOptions{MaxEvent: 64, FinalMeta: true})},
+	}, feedSSE(StreamOptions{MaxEvent: 64, FinalMeta: true})},
 	{"sse/byte_by_byte", 200, func(n int) []byte {
 		return []byte(rep(n, "", func(i int) string {
 			return sseEvent(chunkHead + `{"index":0,"delta":{"content":"w"}}]}`)
 		}))
 	}, func(in []byte) {
-		r := NewSSERewriter(io.Discard, sseOpts, nil)
+		r := NewRewriter(io.Discard, sseOpts, nil)
 		for i := range in {
 			r.Write(in[i : i+1])
 		}
@@ -228,7 +228,7 @@ var hostileShapes = []hostileShape{
 			sseEvent(chunkHead+`{"index":0,"delta":{"content":"\",\"intent\":\"question\"}"}}]}`) + "data: [DONE]\n\n")
 	}, func(in []byte) {
 		opts := sseOpts
-		opts.Structured = NewReplyStream(1 << 30)
+		opts.Chat.Structured = NewReplyStream(1 << 30)
 		feedSSE(opts)(in)
 	}},
 
@@ -292,7 +292,7 @@ var hostileShapes = []hostileShape{
 	}, func(in []byte) {
 		// The run-once path: the record collects the text.
 		rep := &Reply{WantContent: true, MaxContent: 1 << 30}
-		c := NewSSERewriter(io.Discard, SSEOptions{MaxEvent: hostileMaxEvent, FinalMeta: true, Reply: rep}, nil)
+		c := NewRewriter(io.Discard, StreamOptions{MaxEvent: hostileMaxEvent, FinalMeta: true, Reply: rep}, nil)
 		c.Write(in)
 		c.Close()
 	}},

@@ -18,15 +18,6 @@ const InterruptedMessage = "The upstream ended the reply before it was complete.
 
 var jsonTrue = []byte("true")
 
-// interruptMarker is a dialect whose protocol has an error event of its
-// own for a stream cut short (mark_interrupted, SPEC 11.1): it appends it,
-// its lines ended with LF, then a blank line (emitOwn writes them in the
-// stream's line ending); meta is the merged meta for the protocols that
-// carry it there (nil: none).
-type interruptMarker interface {
-	appendInterrupted(dst, meta []byte) []byte
-}
-
 // appendMetaEnd ends an error event's data object, with ,"meta":META
 // when meta is not nil, and the event.
 func appendMetaEnd(dst, meta []byte) []byte {
@@ -38,13 +29,14 @@ func appendMetaEnd(dst, meta []byte) []byte {
 }
 
 // decideInterrupted settles, when the reply ends, whether the stream was cut short:
-// it ended without its terminal event (term nil), it carried what makes
+// it ended without its terminal unit (term nil), it carried what makes
 // it a stream of its protocol (opened), no earlier end came (a
-// finish_reason, an error event), and the connection did not fail. A
-// converter in front may have said so already (Reply.Interrupted).
-func (r *SSERewriter) decideInterrupted(term []byte) {
+// finish_reason, an error event), no unit passed unread where the framing
+// cannot tell (blind), and the connection did not fail. A converter in
+// front may have said so already (Reply.Interrupted).
+func (r *Rewriter) decideInterrupted(term []byte) {
 	rep := r.reply
-	if term == nil && r.opened && !r.endSeen && !rep.hasErr && !rep.Broken {
+	if term == nil && r.opened && !r.endSeen && !r.blind && !rep.hasErr && !rep.Broken {
 		rep.Interrupted = true
 	}
 	if rep.Interrupted {
@@ -52,31 +44,28 @@ func (r *SSERewriter) decideInterrupted(term []byte) {
 	}
 }
 
-// markInterrupted writes the protocol's own error event after its ending,
+// markInterrupted writes the protocol's own error unit after its ending,
 // when the stream was cut short and mark_interrupted is on.
-func (r *SSERewriter) markInterrupted() {
+func (r *Rewriter) markInterrupted() {
 	if !r.reply.Interrupted || !r.opts.MarkInterrupted {
-		return
-	}
-	m, ok := r.dialect.(interruptMarker)
-	if !ok {
 		return
 	}
 	var meta []byte
 	if r.opts.FinalMeta && !r.reply.Meta.Empty() {
 		meta = r.reply.Meta.JSON()
 	}
-	r.emitOwn(m.appendInterrupted(r.ownBuf(), meta))
+	if own := r.reader.appendInterrupted(r.u.buf[:0], meta); len(own) > 0 {
+		r.u.buf = r.fr.own(own)[:0]
+	}
 }
 
 // finishReasonFrom reports whether a chat chunk has a finish_reason that is
 // not null, looking from at (the key scan's first key: nothing before it is
-// a key). A byte search, as every chunk until the end is looked at (a key
-// inside a string would have its quotes escaped): the key is checked at at,
-// then around each '_' after it, a byte rare in a chunk. On
-// BenchmarkProtocolPassthrough's chunk bytes.Index of the key took 340
-// instructions, a search for '_' from the start 229, and this, with the
-// usual "finish_reason":n told by two word comparisons, 82.
+// a key). Every chunk until the end is looked at, so it is a byte search
+// rather than a parse (a key inside a string would have its quotes
+// escaped): the key is checked at at, then around each '_' after it, a
+// byte rare in a chunk, and the usual "finish_reason":n is told by two
+// word comparisons.
 func finishReasonFrom(data []byte, at int) bool {
 	const key = `"finish_reason"`
 	for {

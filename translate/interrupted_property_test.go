@@ -30,7 +30,7 @@ func TestRecordedStreamsCutShort(t *testing.T) {
 			for i, k := range cutPoints(in, f == FormatDataStream) {
 				cut := in[:k]
 				want := oracle(cut)
-				out, rep := throughStream(t, f, cut, 1+i%7, SSEOptions{MarkInterrupted: true})
+				out, rep := throughStream(t, f, cut, 1+i%7, StreamOptions{MarkInterrupted: true})
 				if rep.Interrupted != want {
 					t.Fatalf("cut at %d of %d: interrupted = %v, SPEC 11.1 says %v\n%q", k, len(in), rep.Interrupted, want, cut)
 				}

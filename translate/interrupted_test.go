@@ -8,7 +8,7 @@ import (
 // throughStream runs in through the module's pipeline for format f
 // (OpenStream, with a record), in pieces of n bytes (0: at once), and
 // closes it.
-func throughStream(t *testing.T, f Format, in string, n int, sse SSEOptions) (string, *Reply) {
+func throughStream(t *testing.T, f Format, in string, n int, sse StreamOptions) (string, *Reply) {
 	t.Helper()
 	if sse.MaxEvent == 0 {
 		sse.MaxEvent = 1 << 20
@@ -33,7 +33,7 @@ func throughStream(t *testing.T, f Format, in string, n int, sse SSEOptions) (st
 	return w.buf.String(), rep
 }
 
-var markOn = SSEOptions{FinalMeta: true, MarkInterrupted: true}
+var markOn = StreamOptions{FinalMeta: true, MarkInterrupted: true}
 
 const chatInterruptedEvent = `data: {"error":{"message":"The upstream ended the reply before it was complete.","type":"upstream_interrupted","code":null}}` + "\n\n"
 
@@ -110,7 +110,7 @@ func TestMarkInterruptedNative(t *testing.T) {
 				t.Fatalf("%s %s, mark off: interrupted %v, got %q", c.name, chunkName(n), rep.Interrupted, out)
 			}
 			// final_meta off: the event carries no meta.
-			out, _ = throughStream(t, c.f, c.in, n, SSEOptions{MarkInterrupted: true})
+			out, _ = throughStream(t, c.f, c.in, n, StreamOptions{MarkInterrupted: true})
 			if strings.Contains(out[len(c.in):], `"meta"`) || !strings.Contains(out, "upstream ended the reply") {
 				t.Fatalf("%s %s, final_meta off: %q", c.name, chunkName(n), out[len(c.in):])
 			}
@@ -153,7 +153,7 @@ func TestConvertedStreamEnds(t *testing.T) {
 	for _, c := range cases {
 		for _, n := range chunkSizes() {
 			for _, mark := range []bool{false, true} {
-				out, rep := throughStream(t, c.f, c.in, n, SSEOptions{FinalMeta: true, MarkInterrupted: mark})
+				out, rep := throughStream(t, c.f, c.in, n, StreamOptions{FinalMeta: true, MarkInterrupted: mark})
 				if rep.Interrupted != c.cut {
 					t.Fatalf("%s %s: interrupted = %v, want %v", c.name, chunkName(n), rep.Interrupted, c.cut)
 				}
@@ -189,7 +189,7 @@ func TestBrokenStreamIsNotInterrupted(t *testing.T) {
 	} {
 		var w recWriter
 		rep := &Reply{Broken: true}
-		chain, _ := OpenStream(c.f, &w, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, MarkInterrupted: true, Reply: rep}, ConvertOptions{Model: "m"}, nil)
+		chain, _ := OpenStream(c.f, &w, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, MarkInterrupted: true, Reply: rep}, ConvertOptions{Model: "m"}, nil)
 		chain.Write([]byte(c.in))
 		chain.Close()
 		if rep.Interrupted || strings.Contains(w.buf.String(), "interrupted") {
@@ -202,7 +202,7 @@ func TestBrokenStreamIsNotInterrupted(t *testing.T) {
 // the module's own error event.
 func TestEdgeStreamNoErrorChunkForOwnEvent(t *testing.T) {
 	opts := markOn
-	opts.ErrorsAsContent = true
+	opts.Chat.ErrorsAsContent = true
 	out, rep := throughStream(t, FormatSSE, contentEv("a"), 0, opts)
 	if !rep.Interrupted || strings.Contains(out, "Error:") || !strings.HasSuffix(out, chatInterruptedEvent) {
 		t.Fatalf("edge stream cut short: %q", out)

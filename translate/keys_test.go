@@ -14,7 +14,7 @@ import (
 // JSON white space '{': a Responses stream opens (SPEC 11.1) at its first.
 func TestEventObjectStart(t *testing.T) {
 	for data, object := range map[string]bool{`{}`: true, " \t{} ": true, `[{}]`: false, `"{}"`: false, "\v{}": false, ``: false} {
-		r := NewSSERewriter(io.Discard, SSEOptions{MaxEvent: 1 << 10, Protocol: FormatResponses}, nil)
+		r := NewRewriter(io.Discard, StreamOptions{MaxEvent: 1 << 10, Protocol: FormatResponses}, nil)
 		_, _ = r.Write([]byte("data:" + data + "\n\n"))
 		if r.opened != object {
 			t.Errorf("data %q: opened %v", data, r.opened)
@@ -48,7 +48,7 @@ func refToolNames(s string) []string {
 
 func newToolNames(s string) []string {
 	var names []string
-	keys := keySet((&jsonscan.KeyScanner{Table: chatProtocol.keyTable}).Scan([]byte(s)))
+	keys := keySet((&jsonscan.KeyScanner{Table: chatProtocol.stream.keyTable}).Scan([]byte(s)))
 	if keys&hasName != 0 {
 		deltaToolNames(s, keys, func(n string) { names = append(names, n) })
 	}

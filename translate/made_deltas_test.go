@@ -18,13 +18,13 @@ type writeOnly struct{ io.Writer }
 // convertBothWays runs in through a converter of format f into a rewriter
 // twice, once with the made text deltas handed over unread
 // (WriteMadeDeltas) and once read as any event, in the same pieces.
-func convertBothWays(t *testing.T, f Format, in []byte, pieces []int, setup func(*SSEOptions)) (fast, read string, fastRep, readRep *Reply, fastStats, readStats Stats) {
+func convertBothWays(t *testing.T, f Format, in []byte, pieces []int, setup func(*StreamOptions)) (fast, read string, fastRep, readRep *Reply, fastStats, readStats Stats) {
 	t.Helper()
 	run := func(hide bool, stats *Stats) (string, *Reply) {
 		var out bytes.Buffer
-		sse := SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Model: "m", Protocol: FormatSSE, Stats: stats}
+		sse := StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Protocol: FormatSSE, Stats: stats, Chat: ChatOptions{Model: "m"}}
 		setup(&sse)
-		rw := NewSSERewriter(&out, sse, nil)
+		rw := NewRewriter(&out, sse, nil)
 		conv := ConvertOptions{Model: "m", Created: 1, MaxLine: 1 << 20, HustleSummary: true, Reply: rw.Reply()}
 		var dst io.Writer = rw
 		if hide {
@@ -70,13 +70,13 @@ func TestMadeDeltasSameAsRead(t *testing.T) {
 		{FormatUIStream, "data: {\"type\":\"start\",\"messageId\":\"m1\"}\n\ndata: {\"type\":\"text-delta\",\"id\":\"0\",\"delta\":\"Hel\"}\n\ndata: {\"type\":\"text-delta\",\"id\":\"0\",\"delta\":\"lo\"}\n\ndata: {\"type\":\"reasoning-delta\",\"id\":\"r\",\"delta\":\"hm\"}\n\ndata: {\"type\":\"finish\"}\n\ndata: [DONE]\n\n"},
 		{FormatUIStream, "data: {\"type\":\"text-delta\",\"id\":\"0\",\"delta\":\"Hel\"}\n\ndata: {\"type\":\"text-delta\",\"id\":\"0\",\"delta\":\"lo\"}\n\ndata: {\"type\":\"error\",\"errorText\":\"boom\"}\n\n"},
 	}
-	setups := map[string]func(*SSEOptions){
-		"plain": func(*SSEOptions) {},
-		"run-once": func(o *SSEOptions) {
+	setups := map[string]func(*StreamOptions){
+		"plain": func(*StreamOptions) {},
+		"run-once": func(o *StreamOptions) {
 			o.Reply = &Reply{WantContent: true, MaxContent: 1 << 20}
 		},
-		"timing":     func(o *SSEOptions) { o.Reply = &Reply{Timing: true, Start: time.Now()} },
-		"structured": func(o *SSEOptions) { o.Structured = NewReplyStream(1 << 20) },
+		"timing":     func(o *StreamOptions) { o.Reply = &Reply{Timing: true, Start: time.Now()} },
+		"structured": func(o *StreamOptions) { o.Chat.Structured = NewReplyStream(1 << 20) },
 	}
 	rng := rand.New(rand.NewSource(1))
 	for i, c := range inputs {

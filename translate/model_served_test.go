@@ -33,7 +33,7 @@ func TestModelServed(t *testing.T) {
 		} else {
 			rep.SetRequest(c.request, nil)
 		}
-		chain, _ := OpenStream(FormatSSE, &w, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: rep}, ConvertOptions{}, nil)
+		chain, _ := OpenStream(FormatSSE, &w, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: rep}, ConvertOptions{}, nil)
 		chain.Write([]byte(chunk(c.reply)))
 		chain.Close()
 		got := string(rep.Meta.Get(KeyModelServed))
@@ -50,7 +50,7 @@ func TestModelServed(t *testing.T) {
 	var w recWriter
 	rep := &Reply{}
 	rep.SetRequest("", nil)
-	chain, _ := OpenStream(FormatDataStream, &w, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: rep}, ConvertOptions{}, nil)
+	chain, _ := OpenStream(FormatDataStream, &w, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: rep}, ConvertOptions{}, nil)
 	chain.Write([]byte("0:\"a\"\nd:{\"finishReason\":\"stop\"}\n"))
 	chain.Close()
 	if rep.Meta.Has(KeyModelServed) {

@@ -229,7 +229,7 @@ func TestUpstreamCostOrder(t *testing.T) {
 	}
 	rep := header()
 	var w recWriter
-	rw := NewSSERewriter(&w, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: rep}, nil)
+	rw := NewRewriter(&w, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: rep}, nil)
 	c := NewDataStreamConverter(rw, ConvertOptions{Reply: rep, MaxLine: 1 << 20})
 	c.Write([]byte("2:[{\"type\":\"token_usage\",\"tokensIn\":1,\"tokensOut\":2,\"costUsd\":0.0042}]\n"))
 	c.Close()

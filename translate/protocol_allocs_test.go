@@ -32,13 +32,13 @@ func TestProtocolPassthroughAllocs(t *testing.T) {
 			for i, e := range p.events {
 				ev := []byte(e)
 				half1, half2 := ev[:len(ev)/2], ev[len(ev)/2:]
-				for name, write := range map[string]func(r *SSERewriter){
-					"whole": func(r *SSERewriter) { r.Write(ev) },
-					"split": func(r *SSERewriter) { r.Write(half1); r.Write(half2) },
+				for name, write := range map[string]func(r *Rewriter){
+					"whole": func(r *Rewriter) { r.Write(ev) },
+					"split": func(r *Rewriter) { r.Write(half1); r.Write(half2) },
 				} {
 					rep := &Reply{Timing: timing, Start: time.Now()}
 					var out countWriter
-					r := NewSSERewriter(&out, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Protocol: p.protocol, Reply: rep}, nil)
+					r := NewRewriter(&out, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Protocol: p.protocol, Reply: rep}, nil)
 					io.WriteString(r, p.warm)
 					write(r)
 					if n := testing.AllocsPerRun(200, func() { write(r) }); n != 0 {

@@ -39,8 +39,11 @@ var tallyProtocol = protocol{
 		return 0, false
 	},
 	startsEvents: func(ev *firstEvent) bool { return gjson.Get(ev.obj, "tally").IsObject() },
-	events:       func(w *SSERewriter) eventDialect { return tallyDialect{w} },
-	keys:         []string{"tally"},
+	stream: &streamReading{
+		framing: newSSEFraming,
+		reader:  func(*StreamOptions) unitReader { return tallyReader{} },
+		keys:    []string{"tally"},
+	},
 	json: &jsonProtocol{
 		paths: []string{"tally", "choices"},
 		is:    func(t jsonTop) bool { return t.kind("tally") == '{' && t.kind("choices") == 0 },
@@ -91,14 +94,14 @@ var formatTallyArray Format
 var tallyArrayProtocol = protocol{
 	name:    "tally_array",
 	format:  &formatTallyArray,
-	convert: func(w *SSERewriter, _ ConvertOptions) io.WriteCloser { return &tallyArray{w: w} },
+	convert: func(w *Rewriter, _ ConvertOptions) io.WriteCloser { return &tallyArray{w: w} },
 	into:    &formatTally,
 }
 
 // tallyArray holds the array (a test's: unbounded) and writes its
 // elements as events at the end.
 type tallyArray struct {
-	w   *SSERewriter
+	w   *Rewriter
 	buf []byte
 }
 
@@ -132,26 +135,20 @@ func RegisterTally() {
 	})
 }
 
-type tallyDialect struct{ w *SSERewriter }
+type tallyReader struct{}
 
-func (d tallyDialect) doneEvent() verdict { return vForward }
-
-func (d tallyDialect) object(_, _ []byte, s string, keys keySet) verdict {
-	d.w.noteError(s, keys)
-	if keys&keyProtocol == 0 {
-		return vForward
+func (tallyReader) read(u *unit) {
+	if u.keys&keyProtocol == 0 {
+		return
 	}
-	rep := d.w.reply
-	if tool := gjson.Get(s, "tally.tool"); tool.Type == gjson.String {
-		rep.Meta.AddTool(tool.Str)
+	if tool := gjson.Get(u.s, "tally.tool"); tool.Type == gjson.String {
+		u.rep.Meta.AddTool(tool.Str)
 	}
-	if rep.WantContent {
-		rep.AddText(gjson.Get(s, "tally.text").Str)
+	if u.rep.WantContent {
+		u.rep.AddText(gjson.Get(u.s, "tally.text").Str)
 	}
-	if gjson.Get(s, "tally.done").Bool() {
-		return vTerminal
-	}
-	return vForward
+	u.terminal = gjson.Get(u.s, "tally.done").Bool()
 }
 
-func (d tallyDialect) end(term []byte) { d.w.endSpliced(term, "") }
+func (tallyReader) appendEnd(dst []byte, _ *Reply, _ []byte) []byte { return dst }
+func (tallyReader) appendInterrupted(dst, _ []byte) []byte          { return dst }

@@ -54,14 +54,14 @@ func checkSpliced(t *testing.T, name, got, want, meta string) {
 type pieceRun struct {
 	name  string // whole, n-byte
 	out   string
-	r     *SSERewriter
+	r     *Rewriter
 	warns []string
 }
 
 // runPieces runs in through a fresh rewriter for every size of chunkSizes
 // (whole, then pieces of 1 to 7 bytes); opts makes the options of each run
 // (a fresh Reply each time, when it sets one).
-func runPieces(t *testing.T, in string, opts func() SSEOptions, check func(pieceRun)) {
+func runPieces(t *testing.T, in string, opts func() StreamOptions, check func(pieceRun)) {
 	t.Helper()
 	for _, n := range chunkSizes() {
 		o := opts()
@@ -87,8 +87,8 @@ func lastEventData(t *testing.T, out string) string {
 
 // withContent returns opts with a fresh record that collects the reply's
 // text (run-once, SPEC 6.1).
-func withContent(opts func() SSEOptions) func() SSEOptions {
-	return func() SSEOptions {
+func withContent(opts func() StreamOptions) func() StreamOptions {
+	return func() StreamOptions {
 		o := opts()
 		o.Reply = &Reply{WantContent: true}
 		return o
@@ -96,7 +96,7 @@ func withContent(opts func() SSEOptions) func() SSEOptions {
 }
 
 // checkContent runs in whole and in pieces and checks the text it reads.
-func checkContent(t *testing.T, in string, opts func() SSEOptions, want string) {
+func checkContent(t *testing.T, in string, opts func() StreamOptions, want string) {
 	t.Helper()
 	runPieces(t, in, withContent(opts), func(p pieceRun) {
 		if got := p.r.Reply().Content(); got != want {

@@ -55,15 +55,12 @@ type protocol struct {
 	mayStartLine func(start []byte) bool // the start of a body may still become such a line
 	startsEvents func(ev *firstEvent) bool
 	needsConvert bool
-	// events is the reading of the protocol's events (its eventDialect),
-	// for an SSERewriter; keys are the keys its dialect asks the key scan
-	// for, flagged keyProtocol<<i in its keySet (eventDialect.object).
-	events func(w *SSERewriter) eventDialect
-	keys   []string
+	// stream is how the protocol's streams are read, by a Rewriter.
+	stream *streamReading
 	// convert, for a stream converted into another protocol's events
 	// (SPEC 5: chat chunks), is the converter writing them to w, the
 	// rewriter of the protocol whose format into points to (nil: chat).
-	convert func(w *SSERewriter, opts ConvertOptions) io.WriteCloser
+	convert func(w *Rewriter, opts ConvertOptions) io.WriteCloser
 	into    *Format
 
 	// usage is where its usage objects keep their counts (the JSON index
@@ -76,6 +73,27 @@ type protocol struct {
 	// jsonCalls reads the tool calls of a JSON reply with their arguments
 	// (SPEC 11.3), only when tool_arguments is on (toolcalls.go).
 	jsonCalls func(root gjson.Result, rep *Reply)
+}
+
+// streamReading is how a protocol's streams are read (engine.go).
+type streamReading struct {
+	framing func(r *Rewriter) framing // how the units are cut
+	reader  func(o *StreamOptions) unitReader
+	// keys are the keys the reading asks the key scan for, flagged
+	// keyProtocol<<i in a unit's keySet.
+	keys []string
+	// usage reads the usage of a unit whose reading said it may hold
+	// counts into rep: the last such unit's, at the end, unless usageAdds
+	// says each updates the counts before it (it is then read at once).
+	usage     func(s string, rep *Reply)
+	usageAdds bool
+	// doneEnds: data: [DONE] is the terminal unit, and the meta goes in a
+	// unit of the protocol's own before it (reader.appendEnd); otherwise
+	// the meta goes into the terminal unit its reading finds.
+	doneEnds bool
+	// keepLast: the protocol's own units repeat the last unit's data
+	// (unit.last), which is kept however large.
+	keepLast bool
 
 	keyTable *jsonscan.Keys // built from keys at registration
 }
@@ -111,7 +129,9 @@ func setUp(p *protocol) {
 	}
 	*p.format = f
 	formatProtocol[f] = p
-	p.keyTable = newKeyTable(p.keys)
+	if p.stream != nil {
+		p.stream.keyTable = newKeyTable(p.stream.keys)
+	}
 	if p.usage != nil {
 		if len(p.usage.paths) > maxUsageCounts+1 {
 			panic("translate: more usage counts than maxUsageCounts")
@@ -125,6 +145,15 @@ func setUp(p *protocol) {
 		p.json.proto = p
 		registerJSON(p.json)
 	}
+}
+
+// streamProtocolOf is the protocol whose units a stream of format f is
+// read as: chat's, unless f is a protocol with streams of its own.
+func streamProtocolOf(f Format) *protocol {
+	if p := protocolOf(f); p != nil && p.stream != nil {
+		return p
+	}
+	return &chatProtocol
 }
 
 // formatProtocol is the protocol of each Format that is one.

@@ -45,7 +45,7 @@ func BenchmarkProtocolPassthrough(b *testing.B) {
 			for i := 0; i < 20; i++ {
 				ps = append(ps, []byte(p.event(i)))
 			}
-			runSSEBench(b, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Protocol: p.f}, ps, 1)
+			runSSEBench(b, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Protocol: p.f}, ps, 1)
 		})
 	}
 }

@@ -67,10 +67,6 @@ type Reply struct {
 	// text the record collected.
 	jsonProtocol bool
 
-	// chatUsage: a chat chunk had a usage object, which wins over Groq's
-	// x_groq.usage whatever their order (SPEC 9.1).
-	chatUsage bool
-
 	// Prices is the prices table (SPEC 9.2), and RequestModel the model of
 	// the request: the reply's cost comes from them when the upstream
 	// reported none.

@@ -63,8 +63,8 @@ func TestTimingInStreams(t *testing.T) {
 		{"anthropic without text", aStart + aTool1 + aArgs1 + aStopEv, FormatAnthropic, "meta", false},
 	}
 	for _, c := range cases {
-		runPieces(t, c.in, func() SSEOptions {
-			return SSEOptions{FinalMeta: true, Protocol: c.protocol, Reply: timed()}
+		runPieces(t, c.in, func() StreamOptions {
+			return StreamOptions{FinalMeta: true, Protocol: c.protocol, Reply: timed()}
 		}, func(p pieceRun) {
 			data := lastEventData(t, p.out)
 			if c.protocol == FormatSSE {
@@ -82,7 +82,7 @@ func TestTimingInStreams(t *testing.T) {
 	// A converted stream: the first content chunk counts.
 	rep := timed()
 	var w recWriter
-	rw := NewSSERewriter(&w, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: rep}, nil)
+	rw := NewRewriter(&w, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: rep}, nil)
 	conv := NewDataStreamConverter(rw, ConvertOptions{Reply: rep, MaxLine: 1 << 20})
 	io.WriteString(conv, "0:\"Hi\"\nd:{\"finishReason\":\"stop\"}\n")
 	conv.Close()
@@ -170,7 +170,7 @@ func TestReplyText(t *testing.T) {
 	}
 	// A stream whose text outgrows the limit fails the Write.
 	var w recWriter
-	rw := NewSSERewriter(&w, SSEOptions{MaxEvent: 1 << 20, Reply: &Reply{WantContent: true, MaxContent: 3}}, nil)
+	rw := NewRewriter(&w, StreamOptions{MaxEvent: 1 << 20, Reply: &Reply{WantContent: true, MaxContent: 3}}, nil)
 	if _, err := io.WriteString(rw, contentEv("ab")+contentEv("cd")); !errors.Is(err, ErrContentTooLarge) {
 		t.Fatalf("Write: %v, want ErrContentTooLarge", err)
 	}

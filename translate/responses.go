@@ -26,7 +26,10 @@ var responsesProtocol = protocol{
 	request: func(path string, _ Header) bool { return strings.HasSuffix(path, "/responses") },
 	// A stream whose first event's type starts with "response.".
 	startsEvents: func(ev *firstEvent) bool { return ev.hasType && strings.HasPrefix(ev.typ, "response.") },
-	events:       func(w *SSERewriter) eventDialect { return &responsesDialect{w: w} },
+	stream: &streamReading{
+		framing: newSSEFraming,
+		reader:  func(o *StreamOptions) unitReader { return &responsesReader{mark: o.MarkInterrupted} },
+	},
 	json: &jsonProtocol{
 		// A JSON reply with "object":"response".
 		paths: []string{"object"},
@@ -45,27 +48,24 @@ var responsesProtocol = protocol{
 var responsesUsage = usageNames{paths: []string{"input_tokens", "output_tokens", "total_tokens",
 	"input_tokens_details.cached_tokens", "output_tokens_details.reasoning_tokens", "cost"}}
 
-// responsesDialect reads a Responses event stream. Every event passes as it
+// responsesReader reads a Responses event stream. Every event passes as it
 // came except the terminal one, whose response object gains the meta.
-type responsesDialect struct {
-	w    *SSERewriter
+// The API has no [DONE], but some gateways add one after the terminal
+// event: it passes.
+type responsesReader struct {
 	item string // the output item whose text was read last
 	// seq is one more than the last sequence_number the upstream sent,
 	// read only for mark_interrupted's error event (SPEC 11.1).
-	seq int64
+	seq  int64
+	mark bool
 	// The call items that came with neither an output_index nor an id, in
 	// .added and in .done events: the n-th .done is the n-th .added's.
 	added, done int64
 }
 
-// The API has no [DONE], but some gateways add one after the terminal event.
-func (d *responsesDialect) doneEvent() verdict { return vForward }
-
-func (d *responsesDialect) object(_, data []byte, s string, keys keySet) verdict {
-	d.w.noteError(s, keys)
-	d.w.keys.Offer(data) // the next event's key scan skips what repeats it
-	rep := d.w.reply
-	if d.w.opts.MarkInterrupted {
+func (d *responsesReader) read(u *unit) {
+	s, rep := u.s, u.rep
+	if d.mark {
 		if n, err := strconv.ParseInt(jsonscan.ObjectValue(s, "sequence_number"), 10, 64); err == nil && n < math.MaxInt64 {
 			d.seq = n + 1
 		}
@@ -76,7 +76,7 @@ func (d *responsesDialect) object(_, data []byte, s string, keys keySet) verdict
 		item := gjson.Get(s, "item")
 		addItemTool(item, &rep.Meta, responsesToolOf)
 		if rep.ToolArguments && jsonscan.Valid(s) {
-			d.itemCall(s, item, t == "response.output_item.done")
+			d.itemCall(s, item, rep, t == "response.output_item.done")
 		}
 	case t == "response.output_text.delta":
 		rep.SawText()
@@ -91,33 +91,25 @@ func (d *responsesDialect) object(_, data []byte, s string, keys keySet) verdict
 		}
 	case t == "response.created":
 		resp := gjson.Get(s, "response")
-		rep.setID(resp.Get("id").Str)
-		rep.setModel(resp.Get("model").Str)
+		u.id, u.model = resp.Get("id").Str, resp.Get("model").Str
 	case t == "response.completed" || t == "response.incomplete" || t == "response.failed": // the terminal events
 		resp := gjson.Get(s, "response")
 		readResponse(resp, rep, false)
 		if t == "response.failed" {
-			msg := resp.Get("error.message").Str
-			if msg == "" {
-				msg = "Response failed"
+			if u.errMsg = resp.Get("error.message").Str; u.errMsg == "" {
+				u.errMsg = "Response failed"
 			}
-			rep.SetError(msg)
 		}
-		return vTerminal
+		u.terminal, u.metaAt = true, "response"
 	}
-	return vForward
 }
 
-// end writes the terminal event with "meta" in its response object; a
-// stream without one gets no meta (SPEC 4.4).
-func (d *responsesDialect) end(term []byte) {
-	d.w.endSpliced(term, "response")
-}
+func (d *responsesReader) appendEnd(dst []byte, _ *Reply, _ []byte) []byte { return dst }
 
 // appendInterrupted is the Responses error event for a stream cut short
 // (SPEC 11.1), numbered after the upstream's last event, with the meta no
 // terminal event carried.
-func (d *responsesDialect) appendInterrupted(dst, meta []byte) []byte {
+func (d *responsesReader) appendInterrupted(dst, meta []byte) []byte {
 	dst = append(dst, "event: error\n"...)
 	dst = append(dst, `data: {"type":"error","code":"upstream_interrupted","message":"`+InterruptedMessage+`","param":null,"sequence_number":`...)
 	dst = strconv.AppendInt(dst, d.seq, 10)
@@ -166,12 +158,11 @@ func callItemArgs(item gjson.Result) (raw string, ok bool) {
 // while no .done came; .done gives its arguments. The item is found again
 // by its output_index, else its id, else its rank among the items that
 // have neither.
-func (d *responsesDialect) itemCall(s string, item gjson.Result, done bool) {
+func (d *responsesReader) itemCall(s string, item gjson.Result, rep *Reply, done bool) {
 	args, ok := callItemArgs(item)
 	if !ok {
 		return
 	}
-	rep := d.w.reply
 	var key callKey
 	switch i, id := gjson.Get(s, "output_index"), item.Get("id"); {
 	case i.Type == gjson.Number:

@@ -38,7 +38,7 @@ func rTerminal(typ, status, extra string) (in, want string) {
 	return head + "}}\n\n", head + `,"meta":` + metaMark + "}}\n\n"
 }
 
-func responsesOpts() SSEOptions { return SSEOptions{FinalMeta: true, Protocol: FormatResponses} }
+func responsesOpts() StreamOptions { return StreamOptions{FinalMeta: true, Protocol: FormatResponses} }
 
 const rWantMeta = `{"tools_used":["get_weather"],"usage":{"input_tokens":20,"output_tokens":5,"total_tokens":25}}`
 
@@ -226,7 +226,7 @@ func TestResponsesStreamErrors(t *testing.T) {
 func TestResponsesStreamFinalMetaOff(t *testing.T) {
 	term, _ := rTerminal("response.completed", "completed", `,"meta":{"up":1}`)
 	in := rCreated + "data: {\"meta\":{\"source\":\"gw\"}}\n\n" + rFCAdded + term + doneEv
-	runPieces(t, in, func() SSEOptions { return SSEOptions{Protocol: FormatResponses} }, func(p pieceRun) {
+	runPieces(t, in, func() StreamOptions { return StreamOptions{Protocol: FormatResponses} }, func(p pieceRun) {
 		if p.out != in {
 			t.Fatalf("%s:\n got %q\nwant %q", p.name, p.out, in)
 		}
@@ -259,7 +259,7 @@ func TestResponsesStreamTerminalOnSeveralDataLines(t *testing.T) {
 // several data lines, and checks that the events before it pass as they
 // came and that it still is one event, its event: line kept, whose data is
 // the JSON value want.
-func checkSeveralDataLines(t *testing.T, before, term, eventLine, want string, opts func() SSEOptions) {
+func checkSeveralDataLines(t *testing.T, before, term, eventLine, want string, opts func() StreamOptions) {
 	t.Helper()
 	runPieces(t, before+term, opts, func(p pieceRun) {
 		if !strings.HasPrefix(p.out, before) {
@@ -288,7 +288,7 @@ func checkSeveralDataLines(t *testing.T, before, term, eventLine, want string, o
 func TestResponsesStreamOversizeTerminal(t *testing.T) {
 	term := rEv("response.completed", `,"response":{"id":"r","output":[{"type":"message","content":[{"type":"output_text","text":"`+strings.Repeat("x", 300)+`"}]}]}`)
 	in := rFCAdded + term
-	runPieces(t, in, func() SSEOptions {
+	runPieces(t, in, func() StreamOptions {
 		o := responsesOpts()
 		o.MaxEvent = 256
 		return o

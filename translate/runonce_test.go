@@ -55,11 +55,11 @@ func TestReplyContentFieldOrder(t *testing.T) {
 // collector is the run-once path of a chat stream: the SSE rewriter reading
 // the text into a record that collects at most max bytes of it, writing
 // nowhere.
-type collector struct{ r *SSERewriter }
+type collector struct{ r *Rewriter }
 
 func newCollector(max, maxEvent int) collector {
 	rep := &Reply{WantContent: true, MaxContent: max}
-	return collector{NewSSERewriter(io.Discard, SSEOptions{MaxEvent: maxEvent, FinalMeta: true, Reply: rep}, nil)}
+	return collector{NewRewriter(io.Discard, StreamOptions{MaxEvent: maxEvent, FinalMeta: true, Reply: rep}, nil)}
 }
 
 func (c collector) Write(p []byte) (int, error) { return c.r.Write(p) }

@@ -29,9 +29,9 @@ func benchToolEvents(n int) []string {
 
 // runSSEBench writes one payload per op into a long-lived rewriter (the
 // steady state of a stream) and reports ns and allocations per event.
-func runSSEBench(b *testing.B, opts SSEOptions, payloads [][]byte, eventsPerOp int) {
+func runSSEBench(b *testing.B, opts StreamOptions, payloads [][]byte, eventsPerOp int) {
 	b.Helper()
-	r := NewSSERewriter(io.Discard, opts, nil)
+	r := NewRewriter(io.Discard, opts, nil)
 	size := 0
 	for _, p := range payloads {
 		size += len(p)
@@ -58,7 +58,7 @@ func runSSEBench(b *testing.B, opts SSEOptions, payloads [][]byte, eventsPerOp i
 }
 
 func BenchmarkSSEPassthrough(b *testing.B) {
-	opts := SSEOptions{MaxEvent: 1 << 20, FinalMeta: true}
+	opts := StreamOptions{MaxEvent: 1 << 20, FinalMeta: true}
 	b.Run("1-event-per-write", func(b *testing.B) {
 		var ps [][]byte
 		for i := 0; i < 20; i++ {
@@ -81,7 +81,7 @@ func BenchmarkSSEPassthrough(b *testing.B) {
 			e := benchContentEvent(i)
 			ps = append(ps, []byte(e[:len(e)/2]), []byte(e[len(e)/2:]))
 		}
-		r := NewSSERewriter(io.Discard, opts, nil)
+		r := NewRewriter(io.Discard, opts, nil)
 		b.SetBytes(int64(len(ps[0]) + len(ps[1])))
 		b.ReportAllocs()
 		for _, p := range ps {
@@ -102,7 +102,7 @@ func BenchmarkSSEPassthrough(b *testing.B) {
 }
 
 func BenchmarkSSEToolCalls(b *testing.B) {
-	opts := SSEOptions{MaxEvent: 1 << 20, FinalMeta: true}
+	opts := StreamOptions{MaxEvent: 1 << 20, FinalMeta: true}
 	var ps [][]byte
 	for _, e := range benchToolEvents(20) {
 		ps = append(ps, []byte(e))
@@ -115,8 +115,8 @@ func BenchmarkSSELargeEvent(b *testing.B) {
 	// 32 KiB writes.
 	content := strings.Repeat("lorem ipsum dolor sit amet ", (1<<20)/27)
 	event := []byte(`data: {"id":"chatcmpl-B9x2","object":"chat.completion.chunk","created":1733000000,"model":"gpt-4o","choices":[{"index":0,"delta":{"content":"` + content + `"},"finish_reason":null}]}` + "\n\n")
-	opts := SSEOptions{MaxEvent: len(event) + 1024, FinalMeta: true}
-	r := NewSSERewriter(io.Discard, opts, nil)
+	opts := StreamOptions{MaxEvent: len(event) + 1024, FinalMeta: true}
+	r := NewRewriter(io.Discard, opts, nil)
 	const piece = 32 << 10
 	b.SetBytes(int64(len(event)))
 	b.ReportAllocs()
@@ -176,14 +176,14 @@ func TestSSEPassthroughAllocs(t *testing.T) {
 	}
 	half1, half2 := one[:len(one)/2], one[len(one)/2:]
 	comment := []byte(": ping\n\n")
-	cases := map[string]func(r *SSERewriter){
-		"one event":    func(r *SSERewriter) { r.Write(one) },
-		"twenty":       func(r *SSERewriter) { r.Write(twenty) },
-		"split event":  func(r *SSERewriter) { r.Write(half1); r.Write(half2) },
-		"comment only": func(r *SSERewriter) { r.Write(comment) },
+	cases := map[string]func(r *Rewriter){
+		"one event":    func(r *Rewriter) { r.Write(one) },
+		"twenty":       func(r *Rewriter) { r.Write(twenty) },
+		"split event":  func(r *Rewriter) { r.Write(half1); r.Write(half2) },
+		"comment only": func(r *Rewriter) { r.Write(comment) },
 	}
 	for name, f := range cases {
-		r := NewSSERewriter(io.Discard, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true}, nil)
+		r := NewRewriter(io.Discard, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true}, nil)
 		f(r) // warm up
 		if n := testing.AllocsPerRun(200, func() { f(r) }); n != 0 {
 			t.Errorf("%s: %v allocations per run", name, n)

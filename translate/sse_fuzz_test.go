@@ -83,11 +83,11 @@ func FuzzSSESplitter(f *testing.F) {
 	})
 }
 
-// FuzzSSERewriterPassthrough: with nothing to say (no meta, no tool calls),
+// FuzzRewriterPassthrough: with nothing to say (no meta, no tool calls),
 // the rewriter's output is its input, byte for byte, whatever the chunking
 // and the limit; a chat stream cut short (SPEC 11.1) is its input followed
 // by one final meta event that says so.
-func FuzzSSERewriterPassthrough(f *testing.F) {
+func FuzzRewriterPassthrough(f *testing.F) {
 	addSSESeeds(f, true)
 	f.Fuzz(func(t *testing.T, in, pattern []byte, limit uint16) {
 		if bytes.Contains(in, []byte("meta")) || bytes.Contains(in, []byte("tool_calls")) || bytes.Contains(in, []byte("function_call")) {
@@ -98,7 +98,7 @@ func FuzzSSERewriterPassthrough(f *testing.F) {
 			max = 1 << 20
 		}
 		var w recWriter
-		r := NewSSERewriter(&w, SSEOptions{MaxEvent: max, FinalMeta: true}, nil)
+		r := NewRewriter(&w, StreamOptions{MaxEvent: max, FinalMeta: true}, nil)
 		for _, p := range fuzzPieces(in, pattern) {
 			if _, err := r.Write(p); err != nil {
 				t.Fatal(err)
@@ -121,11 +121,11 @@ func FuzzSSERewriterPassthrough(f *testing.F) {
 	})
 }
 
-// FuzzSSERewriterToolCalls: with tool calls but no upstream meta, the output
+// FuzzRewriterToolCalls: with tool calls but no upstream meta, the output
 // is the input plus at most one final meta event, set apart by the line
 // ends that close an unterminated last event; the meta event is one line,
 // a valid chunk.
-func FuzzSSERewriterToolCalls(f *testing.F) {
+func FuzzRewriterToolCalls(f *testing.F) {
 	addSSESeeds(f, false)
 	f.Add([]byte(toolEv(0, "a")[:40]+toolEv(1, "b")), []byte("\x02"))
 	f.Add([]byte(`data: {"choices":[{"delta":{"tool_calls":[{"function":{"name":"x"}}]}}]}`), []byte{})
@@ -134,7 +134,7 @@ func FuzzSSERewriterToolCalls(f *testing.F) {
 			return
 		}
 		var w recWriter
-		r := NewSSERewriter(&w, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true}, nil)
+		r := NewRewriter(&w, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true}, nil)
 		for _, p := range fuzzPieces(in, pattern) {
 			r.Write(p)
 		}

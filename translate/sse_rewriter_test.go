@@ -75,13 +75,13 @@ func (w *recWriter) Write(p []byte) (int, error) {
 
 // rewrite runs in through a new rewriter in pieces of n bytes (0: at once),
 // each through a buffer overwritten after the Write, and closes it.
-func rewrite(t *testing.T, in string, n int, opts SSEOptions, meta *Meta) (string, *SSERewriter) {
+func rewrite(t *testing.T, in string, n int, opts StreamOptions, meta *Meta) (string, *Rewriter) {
 	t.Helper()
 	if opts.MaxEvent == 0 {
 		opts.MaxEvent = 1 << 20
 	}
 	var w recWriter
-	r := NewSSERewriter(&w, opts, meta)
+	r := NewRewriter(&w, opts, meta)
 	buf := make([]byte, len(in))
 	for rest := in; len(rest) > 0; {
 		k := n
@@ -104,7 +104,7 @@ func rewrite(t *testing.T, in string, n int, opts SSEOptions, meta *Meta) (strin
 	return w.buf.String(), r
 }
 
-var finalMetaOn = SSEOptions{FinalMeta: true}
+var finalMetaOn = StreamOptions{FinalMeta: true}
 
 // Streams the rewriter has nothing to say about.
 var passthroughStreams = map[string]string{
@@ -127,11 +127,11 @@ var passthroughStreams = map[string]string{
 	"anthropic native no nl": "event: message_start\ndata: {\"type\":\"message_start\"}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}",
 }
 
-func TestSSERewriterPassthrough(t *testing.T) {
+func TestRewriterPassthrough(t *testing.T) {
 	for name, in := range passthroughStreams {
 		for _, n := range chunkSizes() {
 			var stats Stats
-			out, r := rewrite(t, in, n, SSEOptions{FinalMeta: true, Stats: &stats}, nil)
+			out, r := rewrite(t, in, n, StreamOptions{FinalMeta: true, Stats: &stats}, nil)
 			if out != in {
 				t.Fatalf("%s %s: output differs\n got %q\nwant %q", name, chunkName(n), out, in)
 			}
@@ -142,13 +142,13 @@ func TestSSERewriterPassthrough(t *testing.T) {
 	}
 }
 
-func TestSSERewriterFinalMetaBeforeDone(t *testing.T) {
+func TestRewriterFinalMetaBeforeDone(t *testing.T) {
 	body := roleEv() + toolEv(0, "websearch") + toolArgsEv(0, `{"q":"caddy"}`) + contentEv("Found it.") + finishChunkEv("tool_calls")
 	in := body + doneEv
 	want := body + upMetaEvent(`{"tools_used":["websearch"]}`) + doneEv
 	for _, n := range chunkSizes() {
 		var stats Stats
-		out, _ := rewrite(t, in, n, SSEOptions{FinalMeta: true, Stats: &stats}, nil)
+		out, _ := rewrite(t, in, n, StreamOptions{FinalMeta: true, Stats: &stats}, nil)
 		if out != want {
 			t.Fatalf("%s:\n got %q\nwant %q", chunkName(n), out, want)
 		}
@@ -163,7 +163,7 @@ func TestSSERewriterFinalMetaBeforeDone(t *testing.T) {
 	}
 }
 
-func TestSSERewriterFinalMetaAtClose(t *testing.T) {
+func TestRewriterFinalMetaAtClose(t *testing.T) {
 	body := roleEv() + toolEv(0, "websearch") + contentEv("Found it.")
 	for _, n := range chunkSizes() {
 		out, _ := rewrite(t, body, n, finalMetaOn, nil)
@@ -179,7 +179,7 @@ func TestSSERewriterFinalMetaAtClose(t *testing.T) {
 // not run into it, and must not add blank lines when none are needed. It
 // is written in the stream's line ending, that of its first line (SPEC
 // 4.3), after the LF of a CR the upstream's bytes ended with.
-func TestSSERewriterUnterminatedLastEvent(t *testing.T) {
+func TestRewriterUnterminatedLastEvent(t *testing.T) {
 	tool := `data: {` + upHead + `,"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"t","arguments":"{}"}}]}}]}`
 	// Neither [DONE] nor a finish_reason: cut short (SPEC 11.1).
 	meta := upMetaEvent(`{"tools_used":["t"],"interrupted":true}`)
@@ -213,7 +213,7 @@ func TestSSERewriterUnterminatedLastEvent(t *testing.T) {
 	// A CRLF whose LF comes in the Write after the blank line's CR: no
 	// extra blank line before the meta event.
 	var w recWriter
-	r := NewSSERewriter(&w, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true}, nil)
+	r := NewRewriter(&w, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true}, nil)
 	r.Write([]byte(tool + "\r\n\r"))
 	r.Write([]byte("\n"))
 	r.Close()
@@ -238,7 +238,7 @@ func assertEventsParse(t *testing.T, out string) {
 }
 
 // Each event goes downstream during the Write that completed it.
-func TestSSERewriterWritesDuringCompletingWrite(t *testing.T) {
+func TestRewriterWritesDuringCompletingWrite(t *testing.T) {
 	events := []string{": hi\n\n", roleEv(), toolEv(0, "calc"), contentEv("a"), contentEv("b"), finishChunkEv("stop"), doneEv, ": after\n\n"}
 	in := strings.Join(events, "")
 	metaEv := upMetaEvent(`{"tools_used":["calc"]}`)
@@ -264,7 +264,7 @@ func TestSSERewriterWritesDuringCompletingWrite(t *testing.T) {
 	}
 	for _, n := range []int{1, 2, 3, 5, 7, 64} {
 		var w recWriter
-		r := NewSSERewriter(&w, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true}, nil)
+		r := NewRewriter(&w, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true}, nil)
 		for k := 0; k < len(in); {
 			m := min(n, len(in)-k)
 			r.Write([]byte(in[k : k+m]))
@@ -283,13 +283,13 @@ func TestSSERewriterWritesDuringCompletingWrite(t *testing.T) {
 
 // Untouched events that lie together in one Write go out in one downstream
 // Write, as a slice of the input (no copy).
-func TestSSERewriterCoalescesUntouchedEvents(t *testing.T) {
+func TestRewriterCoalescesUntouchedEvents(t *testing.T) {
 	var in string
 	for i := 0; i < 20; i++ {
 		in += contentEv("token " + strconv.Itoa(i))
 	}
 	var w recWriter
-	r := NewSSERewriter(&w, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true}, nil)
+	r := NewRewriter(&w, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true}, nil)
 	p := []byte(in)
 	w.in = p
 	r.Write(p)
@@ -298,7 +298,7 @@ func TestSSERewriterCoalescesUntouchedEvents(t *testing.T) {
 	}
 	// A withheld event splits the run in two.
 	w = recWriter{}
-	r = NewSSERewriter(&w, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true}, nil)
+	r = NewRewriter(&w, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true}, nil)
 	p = []byte(contentEv("a") + ev(`{"meta":{"x":1}}`) + contentEv("b"))
 	w.in = p
 	r.Write(p)
@@ -307,7 +307,7 @@ func TestSSERewriterCoalescesUntouchedEvents(t *testing.T) {
 	}
 }
 
-func TestSSERewriterMetaOnlyEventsWithheld(t *testing.T) {
+func TestRewriterMetaOnlyEventsWithheld(t *testing.T) {
 	body := roleEv() + toolEv(0, "calculator") + toolEv(1, "launcher") + contentEv("I ran ") + contentEv("the calculator.") + finishChunkEv("stop")
 	upMeta := ev(`{"meta":{"tools_used":["calculator"],"structured_result":{"type":"table","headers":["A","B"],"rows":[["1","2"]]}}}`)
 	in := body + upMeta + doneEv
@@ -343,7 +343,7 @@ func TestSSERewriterMetaOnlyEventsWithheld(t *testing.T) {
 
 // A chunk that carries meta besides other keys passes as it is; its meta
 // joins the final one.
-func TestSSERewriterMetaInChunk(t *testing.T) {
+func TestRewriterMetaInChunk(t *testing.T) {
 	chunk := ev(`{` + upHead + `,"choices":[{"index":0,"delta":{"content":"x"}}],"meta":{"tools_used":["up"],"backendUsed":"b"}}`)
 	in := chunk + toolEv(0, "mine") + doneEv
 	want := chunk + toolEv(0, "mine") + upMetaEvent(`{"tools_used":["up","mine"],"backendUsed":"b"}`) + doneEv
@@ -352,7 +352,7 @@ func TestSSERewriterMetaInChunk(t *testing.T) {
 	}
 }
 
-func TestSSERewriterRequestMetaFirst(t *testing.T) {
+func TestRewriterRequestMetaFirst(t *testing.T) {
 	req := new(Meta)
 	req.SetTrimmed(500)
 	in := contentEv("x") + ev(`{"meta":{"prompt_trimmed_to":700}}`) + toolEv(0, "t") + doneEv
@@ -371,7 +371,7 @@ func TestSSERewriterRequestMetaFirst(t *testing.T) {
 	}
 }
 
-func TestSSERewriterMetaChunkHead(t *testing.T) {
+func TestRewriterMetaChunkHead(t *testing.T) {
 	// The last chunk's id, created and model, as the upstream wrote them;
 	// error events and meta-only events are not chunks.
 	first := ev(`{"id":"first","object":"chat.completion.chunk","created":1,"model":"m1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"t"}}]}}]}`)
@@ -387,7 +387,7 @@ func TestSSERewriterMetaChunkHead(t *testing.T) {
 
 	// No chunk at all: a fresh id, now, the model of the options.
 	before := time.Now().Unix()
-	out, _ = rewrite(t, ev(`{"meta":{"a":1}}`)+doneEv, 0, SSEOptions{FinalMeta: true, Model: "gpt-x"}, nil)
+	out, _ = rewrite(t, ev(`{"meta":{"a":1}}`)+doneEv, 0, StreamOptions{FinalMeta: true, Chat: ChatOptions{Model: "gpt-x"}}, nil)
 	after := time.Now().Unix()
 	evs := wholeEvents([]byte(out))
 	if len(evs) != 2 || string(evs[1]) != doneEv {
@@ -402,26 +402,26 @@ func TestSSERewriterMetaChunkHead(t *testing.T) {
 		t.Fatalf("fresh head: %s", d)
 	}
 	// Chunks without id/model (Gemini native): fallbacks for the missing ones.
-	out, _ = rewrite(t, ev(`{"created":5,"candidates":[]}`)+ev(`{"meta":{"a":1}}`), 0, SSEOptions{FinalMeta: true}, nil)
+	out, _ = rewrite(t, ev(`{"created":5,"candidates":[]}`)+ev(`{"meta":{"a":1}}`), 0, StreamOptions{FinalMeta: true}, nil)
 	d, _, _ = EventData(wholeEvents([]byte(out))[1], nil)
 	if v := gjson.ParseBytes(d); v.Get("created").Raw != "5" || v.Get("model").Str != "unknown" || !strings.HasPrefix(v.Get("id").Str, "chatcmpl-") {
 		t.Fatalf("partial head: %s", d)
 	}
 }
 
-func TestSSERewriterBareMeta(t *testing.T) {
+func TestRewriterBareMeta(t *testing.T) {
 	in := toolEv(0, "t") + doneEv
-	out, _ := rewrite(t, in, 0, SSEOptions{FinalMeta: true, BareMeta: true}, nil)
+	out, _ := rewrite(t, in, 0, StreamOptions{FinalMeta: true, Chat: ChatOptions{BareMeta: true}}, nil)
 	if want := toolEv(0, "t") + "data: {\"meta\":{\"tools_used\":[\"t\"]}}\n\n" + doneEv; out != want {
 		t.Fatalf("\n got %q\nwant %q", out, want)
 	}
 }
 
-func TestSSERewriterFinalMetaOff(t *testing.T) {
+func TestRewriterFinalMetaOff(t *testing.T) {
 	in := roleEv() + toolEv(0, "t") + contentEv("x") + doneEv
 	for _, n := range chunkSizes() {
 		var stats Stats
-		out, r := rewrite(t, in, n, SSEOptions{Stats: &stats}, nil)
+		out, r := rewrite(t, in, n, StreamOptions{Stats: &stats}, nil)
 		if out != in || stats.FinalMeta != 0 {
 			t.Fatalf("%s: %q", chunkName(n), out)
 		}
@@ -431,7 +431,7 @@ func TestSSERewriterFinalMetaOff(t *testing.T) {
 	}
 }
 
-func TestSSERewriterToolNames(t *testing.T) {
+func TestRewriterToolNames(t *testing.T) {
 	tc := func(calls string) string {
 		return ev(`{"choices":[{"index":0,"delta":{"tool_calls":` + calls + `}}]}`)
 	}
@@ -563,7 +563,7 @@ func metaEventDataEOL(t *testing.T, e, eol string) string {
 	return d
 }
 
-func TestSSERewriterEventsAfterDone(t *testing.T) {
+func TestRewriterEventsAfterDone(t *testing.T) {
 	after := toolEv(0, "late") + ev(`{"meta":{"late":true}}`) + ": c\n\n" + "data: [DONE]\n\n"
 	in := toolEv(0, "t") + doneEv + after
 	want := toolEv(0, "t") + upMetaEvent(`{"tools_used":["t"]}`) + doneEv + after
@@ -574,7 +574,7 @@ func TestSSERewriterEventsAfterDone(t *testing.T) {
 	}
 }
 
-func TestSSERewriterErrorsAsContent(t *testing.T) {
+func TestRewriterErrorsAsContent(t *testing.T) {
 	errContent := func(msg string) string {
 		return `data: {` + upHead + `,"choices":[{"index":0,"delta":{"content":` + string(JSONString("Error: "+msg)) + `},"finish_reason":null}]}` + "\n\n"
 	}
@@ -591,7 +591,7 @@ func TestSSERewriterErrorsAsContent(t *testing.T) {
 		in := roleEv() + contentEv("partial") + c.errEv
 		want := in + errContent(c.msg)
 		for _, n := range chunkSizes() {
-			out, _ := rewrite(t, in, n, SSEOptions{FinalMeta: true, ErrorsAsContent: true}, nil)
+			out, _ := rewrite(t, in, n, StreamOptions{FinalMeta: true, Chat: ChatOptions{ErrorsAsContent: true}}, nil)
 			if out != want {
 				t.Fatalf("%s %s:\n got %q\nwant %q", c.name, chunkName(n), out, want)
 			}
@@ -605,15 +605,15 @@ func TestSSERewriterErrorsAsContent(t *testing.T) {
 	in := roleEv() + `data: {"error":{"message":"cut"}}`
 	want := in + "\n\n" + errContent("cut")
 	for _, n := range chunkSizes() {
-		if out, _ := rewrite(t, in, n, SSEOptions{FinalMeta: true, ErrorsAsContent: true}, nil); out != want {
+		if out, _ := rewrite(t, in, n, StreamOptions{FinalMeta: true, Chat: ChatOptions{ErrorsAsContent: true}}, nil); out != want {
 			t.Fatalf("unterminated %s:\n got %q\nwant %q", chunkName(n), out, want)
 		}
 	}
 }
 
-func TestSSERewriterDownstreamErrorSticky(t *testing.T) {
+func TestRewriterDownstreamErrorSticky(t *testing.T) {
 	w := &recWriter{failAt: 2}
-	r := NewSSERewriter(w, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true}, nil)
+	r := NewRewriter(w, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true}, nil)
 	if n, err := r.Write([]byte(toolEv(0, "t"))); n != len(toolEv(0, "t")) || err != nil {
 		t.Fatalf("first Write: %d, %v", n, err)
 	}
@@ -634,7 +634,7 @@ func TestSSERewriterDownstreamErrorSticky(t *testing.T) {
 	// failure (here: the pending event fails, then the meta event and
 	// [DONE] must not be attempted).
 	w = &recWriter{failAt: 1}
-	r = NewSSERewriter(w, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true}, nil)
+	r = NewRewriter(w, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true}, nil)
 	if _, err := r.Write([]byte(toolEv(0, "t") + contentEv("x") + doneEv)); !errors.Is(err, errDownstream) {
 		t.Fatalf("Write: %v", err)
 	}
@@ -643,19 +643,19 @@ func TestSSERewriterDownstreamErrorSticky(t *testing.T) {
 	}
 	// An error while writing the final meta event is reported by Close.
 	w = &recWriter{failAt: 2}
-	r = NewSSERewriter(w, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true}, nil)
+	r = NewRewriter(w, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true}, nil)
 	r.Write([]byte(toolEv(0, "t")))
 	if err := r.Close(); !errors.Is(err, errDownstream) {
 		t.Fatalf("Close with failing meta write: %v", err)
 	}
 }
 
-func TestSSERewriterStats(t *testing.T) {
+func TestRewriterStats(t *testing.T) {
 	var stats Stats
 	var warns []string
 	big := ev(`{"choices":[{"delta":{"content":"` + strings.Repeat("x", 1000) + `"}}]}`)
 	in := ": c\n\n" + toolEv(0, "t") + big + contentEv("x") + big + doneEv
-	out, _ := rewrite(t, in, 5, SSEOptions{MaxEvent: 512, FinalMeta: true, Stats: &stats, Warn: func(r string) { warns = append(warns, r) }}, nil)
+	out, _ := rewrite(t, in, 5, StreamOptions{MaxEvent: 512, FinalMeta: true, Stats: &stats, Warn: func(r string) { warns = append(warns, r) }}, nil)
 	if stats.Events != 6 || stats.Oversize != 2 || stats.FinalMeta != 1 {
 		t.Fatalf("stats %+v", stats)
 	}
@@ -669,7 +669,7 @@ func TestSSERewriterStats(t *testing.T) {
 
 // An event larger than MaxEvent passes intact, uninspected, as it arrives;
 // the rewriter's memory stays bounded by MaxEvent.
-func TestSSERewriterLargeEvent(t *testing.T) {
+func TestRewriterLargeEvent(t *testing.T) {
 	const maxEvent = 1 << 20
 	const size = 10 << 20
 	const piece = 64 << 10
@@ -692,7 +692,7 @@ func TestSSERewriterLargeEvent(t *testing.T) {
 	out := &hashWriter{h: sha256.New()}
 	var stats Stats
 	warns := 0
-	r := NewSSERewriter(out, SSEOptions{MaxEvent: maxEvent, FinalMeta: true, Stats: &stats, Warn: func(string) { warns++ }}, nil)
+	r := NewRewriter(out, StreamOptions{MaxEvent: maxEvent, FinalMeta: true, Stats: &stats, Warn: func(string) { warns++ }}, nil)
 
 	runtime.GC()
 	var m0, m1 runtime.MemStats
@@ -710,7 +710,7 @@ func TestSSERewriterLargeEvent(t *testing.T) {
 		if held := off + len(p) - out.n; held > maxEvent {
 			t.Fatalf("after %d bytes: %d held back", off+len(p), held)
 		}
-		maxCap = max2(maxCap, cap(r.split.buf))
+		maxCap = max2(maxCap, cap(r.fr.(*sseFraming).split.buf))
 	}
 	r.Write([]byte(tail))
 	r.Close()
@@ -739,7 +739,7 @@ func TestSSERewriterLargeEvent(t *testing.T) {
 	if maxCap > 2*maxEvent {
 		t.Fatalf("splitter buffer cap %d > 2*MaxEvent", maxCap)
 	}
-	if c := cap(r.wbuf) + cap(r.keys.Held()) + cap(r.scratch); c > 64<<10 {
+	if c := cap(r.wbuf) + cap(r.keys.Held()) + cap(r.fr.(*sseFraming).scratch); c > 64<<10 {
 		t.Fatalf("rewriter buffers hold %d bytes", c)
 	}
 	// What the rewriter keeps after the stream: at most about MaxEvent

@@ -56,10 +56,10 @@ func NewChatID() string {
 
 // OpenStream makes the pipeline that reads a stream of format f and writes
 // what the client gets to out: for the AI SDK streams a converter in front,
-// writing chat chunks; then the SSE rewriter in the stream's protocol. Both
+// writing chat chunks; then the rewriter in the stream's protocol. Both
 // read into sse.Reply (conv.Reply is set to it). The rewriter is returned
 // too, for what it knows of the stream.
-func OpenStream(f Format, out io.Writer, sse SSEOptions, conv ConvertOptions, requestMeta *Meta) (io.WriteCloser, *SSERewriter) {
+func OpenStream(f Format, out io.Writer, sse StreamOptions, conv ConvertOptions, requestMeta *Meta) (io.WriteCloser, *Rewriter) {
 	sse.Protocol = f
 	p := protocolOf(f)
 	if p != nil && p.convert != nil {
@@ -68,7 +68,7 @@ func OpenStream(f Format, out io.Writer, sse SSEOptions, conv ConvertOptions, re
 			sse.Protocol = *p.into // or another protocol's events
 		}
 	}
-	rw := NewSSERewriter(out, sse, requestMeta)
+	rw := NewRewriter(out, sse, requestMeta)
 	conv.Reply = rw.Reply()
 	conv.MarkInterrupted = sse.MarkInterrupted
 	if p != nil && p.convert != nil {

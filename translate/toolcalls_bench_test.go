@@ -31,7 +31,7 @@ func BenchmarkToolArguments(b *testing.B) {
 					ps = append(ps, []byte(e))
 				}
 				rep := &Reply{ToolArguments: on}
-				runSSEBench(b, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Protocol: p.f, Reply: rep}, ps, 1)
+				runSSEBench(b, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Protocol: p.f, Reply: rep}, ps, 1)
 			})
 		}
 	}

@@ -69,7 +69,7 @@ func readToolArgs(f Format, body, pattern []byte, on bool, maxMeta int) *Reply {
 		RewriteJSONReply(body, nil, JSONOptions{Reply: rep})
 		return rep
 	}
-	w, _ := OpenStream(f, io.Discard, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: rep, MaxMeta: maxMeta}, ConvertOptions{MaxLine: 1 << 20}, nil)
+	w, _ := OpenStream(f, io.Discard, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: rep, MaxMeta: maxMeta}, ConvertOptions{MaxLine: 1 << 20}, nil)
 	for _, p := range fuzzPieces(body, pattern) {
 		w.Write(p)
 	}

@@ -124,7 +124,7 @@ func TestToolCallsBoundedOnHostileStreams(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var rep Reply
 			rep.ToolArguments = true
-			w := NewSSERewriter(io.Discard, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: &rep}, nil)
+			w := NewRewriter(io.Discard, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: &rep}, nil)
 			w.Write(call(0))
 			for i := 1; i < tc.n; i++ {
 				if _, err := w.Write(tc.write(i)); err != nil {

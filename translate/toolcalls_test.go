@@ -110,7 +110,7 @@ func chatStreamMeta(t *testing.T, body string, maxMeta int) *Meta {
 	t.Helper()
 	var rep Reply
 	rep.ToolArguments = true
-	w := NewSSERewriter(io.Discard, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: &rep, MaxMeta: maxMeta}, nil)
+	w := NewRewriter(io.Discard, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: &rep, MaxMeta: maxMeta}, nil)
 	if _, err := w.Write([]byte(body)); err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestChatStreamToolCalls(t *testing.T) {
 func TestToolCallsOffAddsNothing(t *testing.T) {
 	body := "data: " + `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"f","arguments":"{}"}}]}}]}` + "\n\ndata: [DONE]\n\n"
 	var rep Reply
-	w := NewSSERewriter(io.Discard, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: &rep}, nil)
+	w := NewRewriter(io.Discard, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: &rep}, nil)
 	w.Write([]byte(body))
 	w.Close()
 	if rep.Meta.Has(KeyToolCalls) || len(rep.calls.list) != 0 {
@@ -197,7 +197,7 @@ func TestToolCallsMakeRoomForStructuredMetadata(t *testing.T) {
 		ev(`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`) + ev("[DONE]")
 	var rep Reply
 	rep.ToolArguments = true
-	w := NewSSERewriter(io.Discard, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: &rep, MaxMeta: 300, Structured: NewReplyStream(1 << 20)}, nil)
+	w := NewRewriter(io.Discard, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: &rep, MaxMeta: 300, Chat: ChatOptions{Structured: NewReplyStream(1 << 20)}}, nil)
 	w.Write([]byte(body))
 	w.Close()
 	if !rep.Meta.Has(KeyStructuredMetadata) {
@@ -226,7 +226,7 @@ func TestResponsesItemsWithoutIndexOrID(t *testing.T) {
 		responsesCompleted("")
 	var rep Reply
 	rep.ToolArguments = true
-	w, _ := OpenStream(FormatResponses, io.Discard, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: &rep}, ConvertOptions{}, nil)
+	w, _ := OpenStream(FormatResponses, io.Discard, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: &rep}, ConvertOptions{}, nil)
 	w.Write([]byte(body))
 	w.Close()
 	got := toolCallsOf(t, &rep.Meta)

@@ -23,7 +23,7 @@ var uiStreamProtocol = protocol{
 		return h.MediaType == "text/event-stream" && strings.EqualFold(header(h.Header, "X-Vercel-Ai-Ui-Message-Stream"), "v1")
 	},
 	startsEvents: func(ev *firstEvent) bool { return ev.hasType && isUIPartType(ev.typ) },
-	convert: func(w *SSERewriter, opts ConvertOptions) io.WriteCloser {
+	convert: func(w *Rewriter, opts ConvertOptions) io.WriteCloser {
 		return NewUIStreamConverter(w, opts)
 	},
 }

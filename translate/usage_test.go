@@ -97,7 +97,7 @@ func TestUsageInStreams(t *testing.T) {
 	chat := contentEv("Hi") + ev(`{`+upHead+`,"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}`) +
 		usageChunk(`{"prompt_tokens":1,"completion_tokens":1}`) +
 		usageChunk(`{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12,"prompt_tokens_details":{"cached_tokens":4}}`) + doneEv
-	runPieces(t, chat, func() SSEOptions { return finalMetaOn }, func(p pieceRun) {
+	runPieces(t, chat, func() StreamOptions { return finalMetaOn }, func(p pieceRun) {
 		want := strings.TrimSuffix(chat, doneEv) + upMetaEvent(metaMark) + doneEv
 		checkSpliced(t, p.name, p.out, want, `{"usage":{"input_tokens":10,"output_tokens":2,"total_tokens":12,"cached_input_tokens":4}}`)
 	})
@@ -141,7 +141,7 @@ func convertThroughRewriter(t *testing.T, in string, n int, conv func(io.Writer,
 	t.Helper()
 	rep := &Reply{}
 	var w recWriter
-	rw := NewSSERewriter(&w, SSEOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: rep}, nil)
+	rw := NewRewriter(&w, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: rep}, nil)
 	c := conv(rw, ConvertOptions{Model: "m", MaxLine: 1 << 20, Created: 1, Reply: rep, HustleSummary: true})
 	for rest := in; len(rest) > 0; {
 		k := n
@@ -172,10 +172,10 @@ func TestWithholdUsageChunk(t *testing.T) {
 	body := roleEv() + contentEv("Hi") + withChoices + nullUsage
 	in := body + usageOnly + doneEv
 	meta := `{"usage":{"input_tokens":9,"output_tokens":3,"total_tokens":12}}`
-	runPieces(t, in, func() SSEOptions { return SSEOptions{FinalMeta: true, WithholdUsage: true} }, func(p pieceRun) {
+	runPieces(t, in, func() StreamOptions { return StreamOptions{FinalMeta: true, Chat: ChatOptions{WithholdUsage: true}} }, func(p pieceRun) {
 		checkSpliced(t, "withheld "+p.name, p.out, body+upMetaEvent(metaMark)+doneEv, meta)
 	})
-	runPieces(t, in, func() SSEOptions { return finalMetaOn }, func(p pieceRun) {
+	runPieces(t, in, func() StreamOptions { return finalMetaOn }, func(p pieceRun) {
 		checkSpliced(t, "asked for "+p.name, p.out, in[:len(in)-len(doneEv)]+upMetaEvent(metaMark)+doneEv, meta)
 	})
 }
