@@ -101,3 +101,68 @@ func TestFakeProtocolThroughHandler(t *testing.T) {
 type next func(http.ResponseWriter, *http.Request) error
 
 func (f next) ServeHTTP(w http.ResponseWriter, r *http.Request) error { return f(w, r) }
+
+// TestFakeNDJSONProtocolThroughHandler runs the NDJSON protocol
+// protocol_fake_ndjson_test.go registers (RegisterLines) through the
+// handler, its body written whole and in pieces of 1 to 7 bytes: each
+// line passes as it came, a meta-only line is withheld, the terminal line
+// gains the meta as its last member (and an LF when the body ended before
+// it), the lines after it pass untouched.
+func TestFakeNDJSONProtocolThroughHandler(t *testing.T) {
+	translate.RegisterLines()
+	cases := []struct{ name, body, want string }{{
+		name: "terminal line within the body",
+		body: "{\"tool\":\"a\"}\n{\"meta\":{\"x\":1}}\n\n{\"tool\":\"b\",\"done\":true}\r\n{\"tool\":\"c\"}\n",
+		want: "{\"tool\":\"a\"}\n\n{\"tool\":\"b\",\"done\":true,\"meta\":{\"tools_used\":[\"a\",\"b\"],\"x\":1}}\r\n{\"tool\":\"c\"}\n",
+	}, {
+		name: "terminal line without its LF, a meta of its own replaced",
+		body: "{\"tool\":\"a\"}\n{\"done\":true,\"meta\":{\"y\":\"\u2028\"},\"n\":1}",
+		want: "{\"tool\":\"a\"}\n{\"done\":true,\"meta\":{\"tools_used\":[\"a\"],\"y\":\"\\u2028\"},\"n\":1}\n",
+	}, {
+		name: "no terminal line: no meta",
+		body: "{\"tool\":\"a\"}\n{\"tool\":\"b\"}",
+		want: "{\"tool\":\"a\"}\n{\"tool\":\"b\"}",
+	}}
+	for _, c := range cases {
+		for piece := 0; piece <= 7; piece++ {
+			if got := serveLines(t, c.body, piece); got != c.want {
+				t.Errorf("%s, pieces of %d: got  %q\nwant %q", c.name, piece, got, c.want)
+			}
+		}
+	}
+}
+
+// serveLines serves body as an NDJSON reply to a lines request through the
+// handler, written in pieces of piece bytes (0: whole), and returns what
+// the client got.
+func serveLines(t *testing.T, body string, piece int) string {
+	t.Helper()
+	cfg := httpmeta.DefaultConfig()
+	cfg.FinalMeta = true
+	h := httpmeta.New(cfg)
+	req := httptest.NewRequest(http.MethodPost, "/v1/lines", strings.NewReader(`{"stream":true}`))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	err := h.Serve(rec, req, next(func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		w.WriteHeader(http.StatusOK)
+		for rest := body; rest != ""; {
+			n := len(rest)
+			if piece > 0 {
+				n = min(n, piece)
+			}
+			if _, err := io.WriteString(w, rest[:n]); err != nil {
+				return err
+			}
+			if f, ok := w.(http.Flusher); ok {
+				f.Flush()
+			}
+			rest = rest[n:]
+		}
+		return nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec.Body.String()
+}
