@@ -36,7 +36,9 @@ func (linesReader) read(u *unit) {
 }
 
 func (linesReader) appendEnd(dst []byte, _ *Reply, _ []byte) []byte { return dst }
-func (linesReader) appendInterrupted(dst, _ []byte) []byte         { return append(dst, "{\"error\":\"cut\"}\n"...) }
+func (linesReader) appendInterrupted(dst, _ []byte) []byte {
+	return append(dst, "{\"error\":\"cut\"}\n"...)
+}
 
 var linesOnce sync.Once
 
