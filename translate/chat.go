@@ -237,7 +237,7 @@ func (c *chatReader) read(u *unit) {
 		u.opens = u.opens && gjson.Get(s, "choices").IsArray()
 	}
 	if !u.ended && (u.opened || u.opens) && keys&hasFinish != 0 {
-		u.ends = finishReasonFrom(u.data, u.first) && jsonscan.Valid(s)
+		u.ends = finishReasonFrom(u.data, u.first()) && jsonscan.Valid(s)
 	}
 	// Any error event of SPEC 4.3 is one, choices beside it or not:
 	// OpenRouter ends a failed generation with a chunk that has both
@@ -245,7 +245,7 @@ func (c *chatReader) read(u *unit) {
 	if u.isErr {
 		if c.o.Chat.ErrorsAsContent {
 			msg, _ := rep.Err()
-			u.own = c.head(u.last).AppendDelta(u.buf, "content", "Error: "+msg, false)
+			u.own = c.head(u.last()).AppendDelta(u.buf, "content", "Error: "+msg, false)
 		}
 		return
 	}
@@ -253,10 +253,10 @@ func (c *chatReader) read(u *unit) {
 	// end hook (OpenClaw's run id) and the prices table. The first chunk
 	// that names them: Azure's first chunk (its prompt filter results)
 	// has "id":"" and "model":"".
-	if u.needID {
+	if u.needID() {
 		u.id = gjson.Get(s, "id").Str
 	}
-	if u.needModel {
+	if u.needModel() {
 		u.model = gjson.Get(s, "model").Str
 	}
 	if keys&hasUsage != 0 {
@@ -389,7 +389,7 @@ func (r *Rewriter) WriteMadeDeltas(p []byte, count int, content string) (bool, e
 	if r.err != nil {
 		return true, r.err
 	}
-	if r.done || r.opts.Chat.Structured != nil || !r.ownChunks {
+	if r.done || r.opts.Chat.Structured != nil || !r.u.ownChunks {
 		return false, nil
 	}
 	if r.opts.Stats != nil {

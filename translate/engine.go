@@ -72,9 +72,7 @@ type Rewriter struct {
 	// its reading saw an end that is not its terminal unit; blind when a
 	// unit passed unread (a framing that cannot tell then).
 	opened, endSeen, blind bool
-	// ownChunks: the chunks are a converter's, which name no model of
-	// their own (SPEC 11.2).
-	ownChunks bool
+	doneEnds               bool // the protocol's streams end at data: [DONE] (streamReading)
 
 	// usage is a copy of the data of the last unit whose usage may hold a
 	// count: read at the end, whatever ends the reply (SPEC 9.1), so that
@@ -102,8 +100,9 @@ func NewRewriter(out io.Writer, opts StreamOptions, meta *Meta) *Rewriter {
 		r.reply.Meta.Merge(meta)
 	}
 	r.proto = streamProtocolOf(opts.Protocol)
-	r.keys.Table = r.proto.stream.keyTable
+	r.keys.Table, r.doneEnds = r.proto.stream.keyTable, r.proto.stream.doneEnds
 	r.reader = r.proto.stream.reader(&r.opts)
+	r.u.rep, r.u.scan, r.u.wantID = r.reply, &r.keys, opts.BeforeEnd != nil
 	r.fr = r.proto.stream.framing(r)
 	return r
 }
@@ -154,8 +153,9 @@ type framing interface {
 	feed(p []byte)
 	// close ends the body: an unterminated last unit is read.
 	close()
-	// pass writes the unit being read as it came.
-	pass(raw []byte)
+	// passed follows a unit that went out as it came (in what the framing
+	// adds after one, such as the LF of a CR that ended it).
+	passed(raw []byte)
 	// passHeld writes a unit held past the write it came in (the
 	// terminal one) as it came.
 	passHeld(raw []byte)
@@ -191,15 +191,14 @@ type unit struct {
 	data   []byte
 	s      string // data as a string
 	keys   keySet // the keys the key scan found (keySet)
-	first  int    // where the first of them begins: no key is before it
 	rep    *Reply // the record: tools, calls and text are read into it
-	last   []byte // the data of the last unit read before this one
 	isErr  bool   // an error event (SPEC 4.3), its message recorded
 	opened bool   // the stream has opened (SPEC 11.1)
 	ended  bool   // an end that is not the terminal unit was seen
-	needID bool   // the record wants the reply's id
-	// needModel: the record wants the model that served the reply.
-	needModel bool
+	scan   *jsonscan.KeyScanner
+	// wantID: the end hook reads the reply's id; ownChunks: the chunks are
+	// a converter's, which name no model.
+	wantID, ownChunks bool
 
 	// Read.
 	opens    bool   // it opens the stream (preset: it is valid JSON)
@@ -218,37 +217,51 @@ type unit struct {
 	buf     []byte
 }
 
-// unit reads one unit the framing cut: raw is its bytes, data what its
-// protocol reads (nil when it has none). Units that are not a JSON object
-// pass unread.
-func (r *Rewriter) unit(raw, data []byte) {
+// first is where the unit's first key begins: no key is before it.
+func (u *unit) first() int { return u.scan.First() }
+
+// last is the data of the last unit read before this one.
+func (u *unit) last() []byte { return u.scan.Held() }
+
+// needID and needModel say whether the record still wants the reply's id
+// and the model that served it.
+func (u *unit) needID() bool    { return u.wantID && u.rep.ID == "" }
+func (u *unit) needModel() bool { return !u.ownChunks && u.rep.Model == "" }
+
+// unit reads one unit the framing cut: raw is its bytes, at where they
+// start in the write (-1: elsewhere), data what its protocol reads (nil
+// when it has none). Units that are not a JSON object pass unread. It
+// reports whether the unit went out as it came and nothing after it: the
+// framing then adds what it adds after such a unit (passed).
+func (r *Rewriter) unit(raw, data []byte, at int) bool {
 	if r.opts.Stats != nil {
 		r.opts.Stats.Events++
 	}
 	if r.done || data == nil {
-		r.fr.pass(raw)
-		return
+		r.emitAt(raw, at)
+		return true
 	}
-	if r.proto.stream.doneEnds && len(data) == 6 && string(data) == "[DONE]" {
+	if r.doneEnds && len(data) == 6 && string(data) == "[DONE]" {
 		r.end(raw)
-		return
+		return false
 	}
 	s := strView(data)
 	if i := jsonscan.Space(s, 0); i == len(s) || s[i] != '{' {
-		r.fr.pass(raw)
-		return
+		r.emitAt(raw, at)
+		return true
 	}
 	keys := keySet(r.keys.Scan(data))
 	if keys&keyMeta != 0 && r.upstreamMeta(s) {
-		return // withheld: its meta joins the final one
+		return false // withheld: its meta joins the final one
 	}
+	// Field by field: a composite literal stored into the reused unit
+	// copies and clears all of it, pointers and all, for every unit.
 	u := &r.u
-	*u = unit{data: data, s: s, keys: keys, first: r.keys.First(), rep: r.reply, last: r.keys.Held(),
-		opened: r.opened, ended: r.endSeen, needID: r.opts.BeforeEnd != nil && r.reply.ID == "",
-		needModel: r.reply.Model == "" && !r.ownChunks, buf: u.buf[:0]}
-	if !r.opened {
-		u.opens = jsonscan.Valid(s)
-	}
+	u.data, u.s, u.keys = data, s, keys
+	u.opened, u.ended, u.isErr = r.opened, r.endSeen, false
+	u.opens = !r.opened && jsonscan.Valid(s)
+	u.ends, u.terminal, u.withhold, u.usage, u.replace = false, false, false, false, false
+	u.metaAt, u.errMsg, u.model, u.id, u.own = "", "", "", "", nil
 	if keys&keyError != 0 {
 		if msg, isErr := errorEvent(s); isErr {
 			r.reply.SetError(msg)
@@ -261,17 +274,17 @@ func (r *Rewriter) unit(raw, data []byte) {
 	case u.withhold:
 	case u.terminal:
 		r.end(raw)
-	case len(u.own) > 0 && u.replace:
-		u.own = r.fr.own(u.own)
-	case len(u.own) > 0:
-		r.fr.pass(raw)
-		u.own = r.fr.own(u.own)
+	case u.own == nil:
+		r.emitAt(raw, at)
+		return true
+	case u.replace:
+		u.buf = r.fr.own(u.own)[:0]
 	default:
-		r.fr.pass(raw)
+		r.emitAt(raw, at)
+		r.fr.passed(raw)
+		u.buf = r.fr.own(u.own)[:0]
 	}
-	if u.own != nil {
-		u.buf = u.own[:0]
-	}
+	return false
 }
 
 // note keeps the books of what a unit held.
@@ -285,7 +298,7 @@ func (r *Rewriter) note(u *unit) {
 	if u.id != "" && rep.ID == "" {
 		rep.setID(u.id)
 	}
-	if u.model != "" && u.needModel {
+	if u.model != "" && u.needModel() {
 		rep.setModel(u.model)
 	}
 	if u.usage && r.proto.stream.usage != nil {
@@ -345,14 +358,14 @@ func (r *Rewriter) end(term []byte) {
 		r.u.buf = r.fr.own(own)[:0]
 	}
 	switch {
-	case term == nil && !r.proto.stream.doneEnds:
+	case term == nil && !r.doneEnds:
 		// The meta went nowhere (SPEC 4.4 to 4.7).
 		rep.Cut = true
 		if r.opts.Warn != nil {
 			r.opts.Warn(ReasonNoTerminalEvent)
 		}
 	case term == nil:
-	case r.proto.stream.doneEnds || !r.opts.FinalMeta || rep.Meta.Empty():
+	case r.doneEnds || !r.opts.FinalMeta || rep.Meta.Empty():
 		r.fr.passHeld(term)
 	default:
 		r.fr.splice(term, r.u.metaAt, rep.Meta.JSON())

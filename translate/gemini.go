@@ -105,7 +105,7 @@ func (geminiReader) read(u *unit) {
 	if keys&(geminiKeyFinish|geminiKeyBlock) != 0 && jsonscan.Valid(s) {
 		u.terminal, u.errMsg = geminiTerminal(gjson.Parse(s))
 	}
-	if (u.terminal || rep.WantContent) && u.needModel {
+	if (u.terminal || rep.WantContent) && u.needModel() {
 		u.model = gjson.Get(s, "modelVersion").Str
 	}
 	// An event with a usageMetadata may carry a token count: the count keys

@@ -78,7 +78,7 @@ func (f *ndjsonFraming) line(raw []byte) {
 		f.over = false
 		return
 	}
-	f.r.unit(raw, data)
+	f.r.unit(raw, data, f.at)
 }
 
 // dropLineEnd is a line without its LF and the CR before it.
@@ -100,7 +100,7 @@ func (f *ndjsonFraming) close() {
 	f.buf, f.over = f.buf[:0], false
 }
 
-func (f *ndjsonFraming) pass(raw []byte)     { f.r.emitAt(raw, f.at) }
+func (f *ndjsonFraming) passed([]byte)       {}
 func (f *ndjsonFraming) passHeld(raw []byte) { f.r.emitCopy(raw) }
 
 // own writes a line the module built, ended with LF, after an LF that

@@ -64,7 +64,9 @@ func (f *sseFraming) Event(raw []byte) {
 	} else if data == nil {
 		data = raw[:0] // a data line with no value: data, though empty
 	}
-	f.r.unit(raw, data)
+	if f.r.unit(raw, data, f.split.at) {
+		f.passed(raw)
+	}
 }
 
 // EventTail implements SSETailHandler: the LF of the last event's CRLF,
@@ -86,20 +88,18 @@ func (f *sseFraming) Oversize(p []byte, first bool) {
 	f.r.emitCopy(p)
 }
 
-// pass queues the upstream event the splitter is handing on, which goes
-// out as it came; in a CRLF stream a last CR gets its LF (completeCR).
-func (f *sseFraming) pass(raw []byte) {
+// passed follows an event that went out as it came: the LF of its CRLF
+// follows it, and in a CRLF stream a last CR gets its LF (completeCR).
+func (f *sseFraming) passed(raw []byte) {
 	f.dropLF = false
-	f.r.emitAt(raw, f.split.at)
 	f.completeCR(raw)
 }
 
 // passHeld writes now an event of the upstream's that was held (its
-// terminal event), as it came; in a CRLF stream a last CR gets its LF.
+// terminal event), as it came.
 func (f *sseFraming) passHeld(raw []byte) {
-	f.dropLF = false
 	f.r.emitCopy(raw)
-	f.completeCR(raw)
+	f.passed(raw)
 }
 
 // own writes an event the module built with LF line ends, once the output

@@ -72,7 +72,7 @@ func OpenStream(f Format, out io.Writer, sse StreamOptions, conv ConvertOptions,
 	conv.Reply = rw.Reply()
 	conv.MarkInterrupted = sse.MarkInterrupted
 	if p != nil && p.convert != nil {
-		rw.ownChunks = sse.Protocol == FormatSSE
+		rw.u.ownChunks = sse.Protocol == FormatSSE
 		return p.convert(rw, conv), rw
 	}
 	return rw, rw
