@@ -229,14 +229,14 @@ func (c *chatReader) read(u *unit) {
 	if rep.ToolArguments && keys&hasToolCall != 0 {
 		readDeltaCalls(s, rep)
 	}
-	// SPEC 11.1, until the stream's end: its first chat chunk, an object
-	// with a choices array, opens it, and a chunk with a finish_reason
-	// (only looked for where the key scan saw the key) ends it. A chunk
-	// cut short inside is no chunk.
-	if !u.opened {
-		u.opens = u.opens && gjson.Get(s, "choices").IsArray()
+	// SPEC 11.1: its first chat chunk, an object with a choices array,
+	// opens the stream, and a chunk with a finish_reason (only looked for
+	// where the key scan saw the key) ends it. A chunk cut short inside
+	// is no chunk.
+	if u.opens {
+		u.opens = gjson.Get(s, "choices").IsArray()
 	}
-	if !u.ended && (u.opened || u.opens) && keys&hasFinish != 0 {
+	if keys&hasFinish != 0 {
 		u.ends = finishReasonFrom(u.data, u.first()) && jsonscan.Valid(s)
 	}
 	// Any error event of SPEC 4.3 is one, choices beside it or not:

@@ -72,7 +72,7 @@ type Rewriter struct {
 	// its reading saw an end that is not its terminal unit; blind when a
 	// unit passed unread (a framing that cannot tell then).
 	opened, endSeen, blind bool
-	doneEnds               bool // the protocol's streams end at data: [DONE] (streamReading)
+	doneEnds, keepLast     bool // the protocol's (streamReading)
 
 	// usage is a copy of the data of the last unit whose usage may hold a
 	// count: read at the end, whatever ends the reply (SPEC 9.1), so that
@@ -100,7 +100,8 @@ func NewRewriter(out io.Writer, opts StreamOptions, meta *Meta) *Rewriter {
 		r.reply.Meta.Merge(meta)
 	}
 	r.proto = streamProtocolOf(opts.Protocol)
-	r.keys.Table, r.doneEnds = r.proto.stream.keyTable, r.proto.stream.doneEnds
+	st := r.proto.stream
+	r.keys.Table, r.doneEnds, r.keepLast = st.keyTable, st.doneEnds, st.keepLast
 	r.reader = r.proto.stream.reader(&r.opts)
 	r.u.rep, r.u.scan, r.u.wantID = r.reply, &r.keys, opts.BeforeEnd != nil
 	r.fr = r.proto.stream.framing(r)
@@ -193,15 +194,13 @@ type unit struct {
 	keys   keySet // the keys the key scan found (keySet)
 	rep    *Reply // the record: tools, calls and text are read into it
 	isErr  bool   // an error event (SPEC 4.3), its message recorded
-	opened bool   // the stream has opened (SPEC 11.1)
-	ended  bool   // an end that is not the terminal unit was seen
 	scan   *jsonscan.KeyScanner
 	// wantID: the end hook reads the reply's id; ownChunks: the chunks are
 	// a converter's, which name no model.
 	wantID, ownChunks bool
 
 	// Read.
-	opens    bool   // it opens the stream (preset: it is valid JSON)
+	opens    bool   // it opens the stream (preset until it opens: it is valid JSON)
 	ends     bool   // an end that is not the terminal unit (a finish_reason)
 	terminal bool   // it ends the reply: the meta goes into it at metaAt
 	metaAt   string // the object of data the meta goes into ("" data itself)
@@ -258,10 +257,9 @@ func (r *Rewriter) unit(raw, data []byte, at int) bool {
 	// copies and clears all of it, pointers and all, for every unit.
 	u := &r.u
 	u.data, u.s, u.keys = data, s, keys
-	u.opened, u.ended, u.isErr = r.opened, r.endSeen, false
-	u.opens = !r.opened && jsonscan.Valid(s)
+	u.isErr, u.opens = false, !r.opened && jsonscan.Valid(s)
 	u.ends, u.terminal, u.withhold, u.usage, u.replace = false, false, false, false, false
-	u.metaAt, u.errMsg, u.model, u.id, u.own = "", "", "", "", nil
+	u.errMsg, u.model, u.id, u.own = "", "", "", nil // metaAt is read with terminal only
 	if keys&keyError != 0 {
 		if msg, isErr := errorEvent(s); isErr {
 			r.reply.SetError(msg)
@@ -269,7 +267,18 @@ func (r *Rewriter) unit(raw, data []byte, at int) bool {
 		}
 	}
 	r.reader.read(u)
-	r.note(u)
+	r.opened = r.opened || u.opens
+	r.endSeen = r.endSeen || u.ends && r.opened
+	if u.errMsg != "" || u.id != "" || u.model != "" || u.usage {
+		r.note(u)
+	}
+	if !u.isErr { // held by the key scan, which skips in the next unit what repeats it
+		if r.keepLast {
+			r.keys.Hold(u.data)
+		} else {
+			r.keys.Offer(u.data)
+		}
+	}
 	switch {
 	case u.withhold:
 	case u.terminal:
@@ -287,14 +296,12 @@ func (r *Rewriter) unit(raw, data []byte, at int) bool {
 	return false
 }
 
-// note keeps the books of what a unit held.
+// note keeps the books of what a unit said of the reply.
 func (r *Rewriter) note(u *unit) {
 	rep := r.reply
 	if u.errMsg != "" {
 		rep.SetError(u.errMsg)
 	}
-	r.opened = r.opened || u.opens
-	r.endSeen = r.endSeen || u.ends
 	if u.id != "" && rep.ID == "" {
 		rep.setID(u.id)
 	}
@@ -307,15 +314,6 @@ func (r *Rewriter) note(u *unit) {
 		} else {
 			r.usage = append(r.usage[:0], u.data...)
 		}
-	}
-	if u.isErr {
-		return
-	}
-	// Held by the key scan, which skips in the next unit what repeats it.
-	if r.proto.stream.keepLast {
-		r.keys.Hold(u.data)
-	} else {
-		r.keys.Offer(u.data)
 	}
 }
 

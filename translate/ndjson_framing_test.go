@@ -66,3 +66,33 @@ func writePieces(t *testing.T, r *Rewriter, in string, piece int) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzNDJSONFraming holds the NDJSON framing to what SPEC 4.7 asks of any
+// body: without final_meta every byte passes as it came; with it, what
+// comes out does not depend on how the writes cut the body, and is the
+// body itself when it has no terminal line.
+func FuzzNDJSONFraming(f *testing.F) {
+	f.Add([]byte("{\"tool\":\"a\"}\n{\"meta\":{\"x\":1}}\n{\"done\":true}\r\n{}\n"), uint8(3), uint8(40))
+	f.Add([]byte("\xEF\xBB\xBF{\"done\":true,\"meta\":1}"), uint8(1), uint8(8))
+	f.Add([]byte("{\"tool\":\"\u2028\"}\r{\"done\":true}\n\n"), uint8(2), uint8(0))
+	f.Fuzz(func(t *testing.T, body []byte, piece, max uint8) {
+		RegisterLines()
+		run := func(finalMeta bool, piece int) (string, *Reply) {
+			var out bytes.Buffer
+			r := NewRewriter(&out, StreamOptions{MaxEvent: int(max) + 1, FinalMeta: finalMeta, Protocol: formatLines}, nil)
+			writePieces(t, r, string(body), piece)
+			return out.String(), r.Reply()
+		}
+		n := int(piece%7) + 1
+		if got, _ := run(false, n); got != string(body) {
+			t.Fatalf("final_meta off, pieces of %d: got %q", n, got)
+		}
+		whole, rep := run(true, 0)
+		if got, _ := run(true, n); got != whole {
+			t.Fatalf("pieces of %d: got %q, whole %q", n, got, whole)
+		}
+		if !rep.Terminal && !bytes.Contains(body, []byte(`"meta"`)) && whole != string(body) {
+			t.Fatalf("no terminal line: got %q", whole)
+		}
+	})
+}

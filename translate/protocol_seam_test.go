@@ -125,26 +125,44 @@ func TestFakeNDJSONProtocolThroughHandler(t *testing.T) {
 	}}
 	for _, c := range cases {
 		for piece := 0; piece <= 7; piece++ {
-			if got := serveLines(t, c.body, piece); got != c.want {
+			if got := servePieces(t, "/v1/lines", "application/x-ndjson", c.body, piece); got != c.want {
 				t.Errorf("%s, pieces of %d: got  %q\nwant %q", c.name, piece, got, c.want)
 			}
 		}
 	}
 }
 
-// serveLines serves body as an NDJSON reply to a lines request through the
-// handler, written in pieces of piece bytes (0: whole), and returns what
-// the client got.
-func serveLines(t *testing.T, body string, piece int) string {
+// TestFakeProtocolStreamInPieces runs the tally stream of
+// TestFakeProtocolThroughHandler written whole and in pieces of 1 to 7
+// bytes.
+func TestFakeProtocolStreamInPieces(t *testing.T) {
+	translate.RegisterTally()
+	body := "data: {\"tally\":{\"tool\":\"a\"}}\r\n\r\n" +
+		"data: {\"tally\":{\"tool\":\"b\",\"done\":true}}\r\n\r\n" +
+		"data: {\"tally\":{\"tool\":\"c\"}}\r\n\r\n"
+	want := "data: {\"tally\":{\"tool\":\"a\"}}\r\n\r\n" +
+		"data: {\"tally\":{\"tool\":\"b\",\"done\":true},\"meta\":{\"tools_used\":[\"a\",\"b\"]}}\r\n\r\n" +
+		"data: {\"tally\":{\"tool\":\"c\"}}\r\n\r\n"
+	for piece := 0; piece <= 7; piece++ {
+		if got := servePieces(t, "/v1/models/m1:tallyStream", "text/event-stream", body, piece); got != want {
+			t.Errorf("pieces of %d: got  %q\nwant %q", piece, got, want)
+		}
+	}
+}
+
+// servePieces serves body as a reply of type ctype to a streaming request
+// to path through the handler, written in pieces of piece bytes (0:
+// whole), and returns what the client got.
+func servePieces(t *testing.T, path, ctype, body string, piece int) string {
 	t.Helper()
 	cfg := httpmeta.DefaultConfig()
 	cfg.FinalMeta = true
 	h := httpmeta.New(cfg)
-	req := httptest.NewRequest(http.MethodPost, "/v1/lines", strings.NewReader(`{"stream":true}`))
+	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(`{"stream":true}`))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	err := h.Serve(rec, req, next(func(w http.ResponseWriter, r *http.Request) error {
-		w.Header().Set("Content-Type", "application/x-ndjson")
+		w.Header().Set("Content-Type", ctype)
 		w.WriteHeader(http.StatusOK)
 		for rest := body; rest != ""; {
 			n := len(rest)

@@ -60,9 +60,7 @@ func (f *sseFraming) Event(raw []byte) {
 		data, ok, f.scratch = EventData(raw, f.scratch)
 	}
 	if !ok {
-		data = nil
-	} else if data == nil {
-		data = raw[:0] // a data line with no value: data, though empty
+		data = nil // (an empty data line's nil passes unread as well)
 	}
 	if f.r.unit(raw, data, f.split.at) {
 		f.passed(raw)
