@@ -189,12 +189,12 @@ type unitReader interface {
 // unit's data, which the rewriter copies when it keeps them.
 type unit struct {
 	// Given.
-	data   []byte
-	s      string // data as a string
-	keys   keySet // the keys the key scan found (keySet)
-	rep    *Reply // the record: tools, calls and text are read into it
-	isErr  bool   // an error event (SPEC 4.3), its message recorded
-	scan   *jsonscan.KeyScanner
+	data  []byte
+	s     string // data as a string
+	keys  keySet // the keys the key scan found (keySet)
+	rep   *Reply // the record: tools, calls and text are read into it
+	isErr bool   // an error event (SPEC 4.3), its message recorded
+	scan  *jsonscan.KeyScanner
 	// wantID: the end hook reads the reply's id; ownChunks: the chunks are
 	// a converter's, which name no model.
 	wantID, ownChunks bool
