@@ -45,9 +45,14 @@ func (f *ndjsonFraming) feed(p []byte) {
 }
 
 // keep holds the start of a line (no LF), or passes it on once the line
-// is too long to hold (a CR it ends with may be its ending's).
+// is too long to hold (a CR it ends with may be its ending's, a first
+// line's BOM is not counted).
 func (f *ndjsonFraming) keep(rest []byte, at int) {
-	if !f.over && len(f.buf)+len(rest) > f.r.opts.MaxEvent+1 {
+	limit := f.r.opts.MaxEvent + 1
+	if !f.begun {
+		limit += len(bom)
+	}
+	if !f.over && len(f.buf)+len(rest) > limit {
 		f.overflow(f.buf)
 		f.buf = f.buf[:0]
 	}

@@ -75,6 +75,7 @@ func FuzzNDJSONFraming(f *testing.F) {
 	f.Add([]byte("{\"tool\":\"a\"}\n{\"meta\":{\"x\":1}}\n{\"done\":true}\r\n{}\n"), uint8(3), uint8(40))
 	f.Add([]byte("\xEF\xBB\xBF{\"done\":true,\"meta\":1}"), uint8(1), uint8(8))
 	f.Add([]byte("{\"tool\":\"\u2028\"}\r{\"done\":true}\n\n"), uint8(2), uint8(0))
+	f.Add([]byte("\xEF\xBB\xBF{\"tool\":\"a\",\"done\":true}\r\n"), uint8(2), uint8(23))
 	f.Fuzz(func(t *testing.T, body []byte, piece, max uint8) {
 		RegisterLines()
 		run := func(finalMeta bool, piece int) (string, *Reply) {
