@@ -381,7 +381,7 @@ func carriesMore(s string, choice gjson.Result) bool {
 // chat chunk with nothing but a text delta, after the first chunk of the
 // stream: count of them, content their content deltas joined. They go out
 // as Write would send them, without being split and read again: what the
-// chat dialect would take from them (the events, the text a consumer
+// chat reading would take from them (the events, the text a consumer
 // waits for) is taken here. It reports false, having done nothing, when
 // they must be read as any other event: a structured reply reads each
 // delta, and after the end events pass as they are.

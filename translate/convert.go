@@ -21,7 +21,7 @@ const defaultMaxLine = 1 << 20
 // the events one Write produces reach the output in a single Write (write).
 // Close ends the stream (close): what was left unended is converted, then
 // data: [DONE], once. Writes after that are ignored. The meta, usage and
-// cost go into the record (ConvertOptions.Reply), which the SSE rewriter
+// cost go into the record (ConvertOptions.Reply), which the Rewriter
 // the chunks are written to reads.
 // Memory stays bounded by MaxLine: a longer line or event is dropped as it
 // arrives, never held whole. A converter is not safe for concurrent use.

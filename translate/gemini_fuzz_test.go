@@ -95,7 +95,7 @@ func FuzzGeminiStream(f *testing.F) {
 			}
 			if e := len(out) - 1 - s; spliced && e > 0 && out[e] == '\n' && out[e-1] == '\r' && s < len(in)-p && in[len(in)-1-s] == '\r' {
 				// The rewritten event ended in a CR: the module wrote its
-				// LF at once, in any stream (sse_eol.go, endSpliced), and
+				// LF at once, in any stream (sse_framing.go, splice), and
 				// drops the upstream's should it come next.
 				out = out[:e] + out[e+1:]
 				for s < len(in)-p && s < len(out)-p && in[len(in)-1-s] == out[len(out)-1-s] {

@@ -88,7 +88,7 @@ func readTally(root gjson.Result, rep *Reply, text bool) {
 }
 
 // formatTallyArray is a tally stream sent as one JSON array: converted
-// into tally events, read by tally's dialect.
+// into tally events, read by tally's reading.
 var formatTallyArray Format
 
 var tallyArrayProtocol = protocol{

@@ -39,7 +39,7 @@ type ConvertOptions struct {
 	// Debug, when set, is told of each skipped part (never its content).
 	Debug func(msg string)
 	// Reply is the record the converter's meta, usage and cost go into
-	// (OpenStream sets it: the SSE rewriter the chunks are written to
+	// (OpenStream sets it: the Rewriter the chunks are written to
 	// reads the same record, and bounds its meta). Required.
 	Reply *Reply
 	// MarkInterrupted ends a stream cut short with the chat stream's
