@@ -105,8 +105,6 @@ func readAnthropicUsage(s string, rep *Reply) {
 	rep.readUsage(u, &anthropicUsage)
 }
 
-func (d *anthropicReader) appendEnd(dst []byte, _ *Reply, _ []byte) []byte { return dst }
-
 // appendInterrupted is the Anthropic error event for a stream cut short
 // (SPEC 11.1), with the meta no message_stop carried.
 func (d *anthropicReader) appendInterrupted(dst, meta []byte) []byte {

@@ -26,7 +26,7 @@ var chatProtocol = protocol{
 		reader:   func(o *StreamOptions) unitReader { return &chatReader{o: o} },
 		keys:     []string{"tool_calls", "name", "usage", "finish_reason"},
 		usage:    readChatUsage,
-		doneEnds: true,
+		metaUnit: appendChatMeta,
 		keepLast: true,
 	},
 	usage: &chatUsage,
@@ -71,7 +71,7 @@ type ChatOptions struct {
 
 // chatReader reads OpenAI chat-completion chunks (SPEC 4.3): tool names
 // from the deltas, usage, choice 0's text, the structured reply (SPEC 7),
-// and ends with one final meta event before [DONE].
+// and ends with one final meta event before [DONE] (appendChatMeta).
 type chatReader struct {
 	o *StreamOptions
 	// sawUsage: a chunk had a usage object, which wins over Groq's
@@ -79,32 +79,32 @@ type chatReader struct {
 	sawUsage bool
 }
 
-// head is the id, created and model the final chunks repeat: the last
-// chunk's, else fresh ones.
-func (c *chatReader) head(last []byte) ChunkHead {
-	return chunkHeadFrom(last, func() ChunkHead { return NewChunkHead("", 0, c.o.Chat.Model) })
+// ownChunkHead is the id, created and model the chunks of the module's own
+// repeat: the last chunk's, else fresh ones.
+func ownChunkHead(o *StreamOptions, last []byte) ChunkHead {
+	return chunkHeadFrom(last, func() ChunkHead { return NewChunkHead("", 0, o.Chat.Model) })
 }
 
-// appendEnd appends the one final meta event, when there is something to
-// say and final_meta is on (with the structured metadata when the reply
-// was structured).
-func (c *chatReader) appendEnd(dst []byte, rep *Reply, last []byte) []byte {
-	if st := c.o.Chat.Structured; st != nil {
+// appendChatMeta appends the one final meta event, when there is
+// something to say and final_meta is on (with the structured metadata
+// when the reply was structured).
+func appendChatMeta(dst []byte, o *StreamOptions, rep *Reply, last []byte) []byte {
+	if st := o.Chat.Structured; st != nil {
 		if md, ok := st.Metadata(); ok {
 			rep.setAfterSeal(KeyStructuredMetadata, md)
-		} else if st.Structured() && c.o.Warn != nil {
-			c.o.Warn(ReasonStructuredUnparsed)
+		} else if st.Structured() && o.Warn != nil {
+			o.Warn(ReasonStructuredUnparsed)
 		}
 	}
-	if !c.o.FinalMeta || rep.Meta.Empty() {
+	if !o.FinalMeta || rep.Meta.Empty() {
 		return dst
 	}
 	meta := rep.Meta.JSON()
-	head := c.head(last)
+	head := ownChunkHead(o, last)
 	// Sized once: appended piece by piece from an empty buffer, the event
 	// was reallocated at each doubling.
 	dst = slices.Grow(dst, head.metaEventLen(len(meta)))
-	if c.o.Chat.BareMeta {
+	if o.Chat.BareMeta {
 		return AppendBareMeta(dst, meta)
 	}
 	return head.AppendMeta(dst, meta)
@@ -245,7 +245,7 @@ func (c *chatReader) read(u *unit) {
 	if u.isErr {
 		if c.o.Chat.ErrorsAsContent {
 			msg, _ := rep.Err()
-			u.own = c.head(u.last()).AppendDelta(u.buf, "content", "Error: "+msg, false)
+			u.own = ownChunkHead(c.o, u.last()).AppendDelta(u.buf, "content", "Error: "+msg, false)
 		}
 		return
 	}

@@ -101,7 +101,7 @@ func NewRewriter(out io.Writer, opts StreamOptions, meta *Meta) *Rewriter {
 	}
 	r.proto = streamProtocolOf(opts.Protocol)
 	st := r.proto.stream
-	r.keys.Table, r.doneEnds, r.keepLast = st.keyTable, st.doneEnds, st.keepLast
+	r.keys.Table, r.doneEnds, r.keepLast = st.keyTable, st.metaUnit != nil, st.keepLast
 	r.reader = r.proto.stream.reader(&r.opts)
 	r.u.rep, r.u.scan, r.u.wantID = r.reply, &r.keys, opts.BeforeEnd != nil
 	r.fr = r.proto.stream.framing(r)
@@ -173,11 +173,6 @@ type unitReader interface {
 	// read reads one unit whose data is a JSON object into u (and the
 	// tools, calls and text it holds into u.rep).
 	read(u *unit)
-	// appendEnd appends what the protocol writes of its own when the
-	// reply has ended, before its terminal unit (chat's final meta chunk);
-	// last is the data of the last unit read. A protocol whose meta goes
-	// into its terminal unit appends nothing.
-	appendEnd(dst []byte, rep *Reply, last []byte) []byte
 	// appendInterrupted appends the protocol's own error unit for a
 	// stream cut short (SPEC 11.1), in its framing with LF line ends,
 	// carrying meta when not nil; nothing when the protocol has none.
@@ -351,9 +346,11 @@ func (r *Rewriter) end(term []byte) {
 	}
 	r.decideInterrupted(term)
 	rep.Seal()
-	if own := r.reader.appendEnd(r.u.buf[:0], rep, r.keys.Held()); len(own) > 0 {
-		r.countMeta()
-		r.u.buf = r.fr.own(own)[:0]
+	if st := r.proto.stream; st.metaUnit != nil {
+		if own := st.metaUnit(r.u.buf[:0], &r.opts, rep, r.keys.Held()); len(own) > 0 {
+			r.countMeta()
+			r.u.buf = r.fr.own(own)[:0]
+		}
 	}
 	switch {
 	case term == nil && !r.doneEnds:

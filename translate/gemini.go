@@ -117,8 +117,6 @@ func (geminiReader) read(u *unit) {
 	u.usage = keys&geminiKeyUsage != 0 && bytes.Contains(u.data, []byte(`TokenCount"`))
 }
 
-func (geminiReader) appendEnd(dst []byte, _ *Reply, _ []byte) []byte { return dst }
-
 // appendInterrupted is Gemini's error event for a stream cut short (SPEC
 // 11.1), with the meta no terminal event carried.
 func (geminiReader) appendInterrupted(dst, meta []byte) []byte {

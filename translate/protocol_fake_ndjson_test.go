@@ -35,7 +35,6 @@ func (linesReader) read(u *unit) {
 	u.terminal = u.keys&(keyProtocol<<1) != 0 && gjson.Get(u.s, "done").Bool()
 }
 
-func (linesReader) appendEnd(dst []byte, _ *Reply, _ []byte) []byte { return dst }
 func (linesReader) appendInterrupted(dst, _ []byte) []byte {
 	return append(dst, "{\"error\":\"cut\"}\n"...)
 }

@@ -150,5 +150,4 @@ func (tallyReader) read(u *unit) {
 	u.terminal = gjson.Get(u.s, "tally.done").Bool()
 }
 
-func (tallyReader) appendEnd(dst []byte, _ *Reply, _ []byte) []byte { return dst }
-func (tallyReader) appendInterrupted(dst, _ []byte) []byte          { return dst }
+func (tallyReader) appendInterrupted(dst, _ []byte) []byte { return dst }

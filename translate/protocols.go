@@ -87,10 +87,12 @@ type streamReading struct {
 	// says each updates the counts before it (it is then read at once).
 	usage     func(s string, rep *Reply)
 	usageAdds bool
-	// doneEnds: data: [DONE] is the terminal unit, and the meta goes in a
-	// unit of the protocol's own before it (reader.appendEnd); otherwise
-	// the meta goes into the terminal unit its reading finds.
-	doneEnds bool
+	// metaUnit, when set, builds the unit of the protocol's own that
+	// carries the meta once the reply has ended (last: the data of the
+	// last unit read), written before data: [DONE], the terminal unit
+	// (chat); otherwise the meta goes into the terminal unit its reading
+	// finds.
+	metaUnit func(dst []byte, o *StreamOptions, rep *Reply, last []byte) []byte
 	// keepLast: the protocol's own units repeat the last unit's data
 	// (unit.last), which is kept however large.
 	keepLast bool

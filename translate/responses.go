@@ -104,8 +104,6 @@ func (d *responsesReader) read(u *unit) {
 	}
 }
 
-func (d *responsesReader) appendEnd(dst []byte, _ *Reply, _ []byte) []byte { return dst }
-
 // appendInterrupted is the Responses error event for a stream cut short
 // (SPEC 11.1), numbered after the upstream's last event, with the meta no
 // terminal event carried.
