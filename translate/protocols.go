@@ -25,9 +25,9 @@ var protocols = []*protocol{
 }
 
 // protocol is everything the module knows of one upstream protocol, read
-// by the protocol-free parts (the mode table, the SSE engine, the JSON
+// by the protocol-free parts (the mode table, the stream engine, the JSON
 // reply reader, the request side). Every field but name and format may be
-// left out: a protocol that has no streams has no events, one that has no
+// left out: a protocol that has no streams has no stream, one that has no
 // JSON replies no json.
 type protocol struct {
 	name   string  // its format's name in logs and metrics
