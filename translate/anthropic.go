@@ -62,7 +62,7 @@ type anthropicReader struct {
 }
 
 func (d *anthropicReader) read(u *unit) {
-	s, rep := u.s, u.rep
+	s, rep := u.str(), u.rep
 	switch eventType(s) {
 	case "message_start":
 		msg := gjson.Get(s, "message")

@@ -222,7 +222,7 @@ func readChatCalls(root gjson.Result, rep *Reply) {
 
 // read reads one chunk (or an error event) of a chat stream.
 func (c *chatReader) read(u *unit) {
-	s, keys, rep := u.s, u.keys, u.rep
+	s, keys, rep := u.str(), u.keys, u.rep
 	if keys&hasName != 0 {
 		deltaToolNames(s, keys, rep.Meta.AddTool)
 	}
@@ -311,7 +311,7 @@ func noChoices(s string) bool {
 // structured runs the content delta of choice 0 through the structured
 // reply decoder. It reports whether it decided what becomes of the chunk.
 func (c *chatReader) structured(u *unit) bool {
-	choice, ok := choiceZero(u.s)
+	choice, ok := choiceZero(u.str())
 	if !ok {
 		return false
 	}
@@ -326,7 +326,7 @@ func (c *chatReader) structured(u *unit) bool {
 	u.rep.AddText(text)
 	switch {
 	case text == content.Str:
-	case text == "" && !carriesMore(u.s, choice):
+	case text == "" && !carriesMore(u.str(), choice):
 		u.withhold = true // only raw JSON of the structured reply: nothing to show
 	default:
 		if buf, ok := appendReplaced(append(u.buf, "data: "...), u.data, content.Index, content.Raw, text); ok {

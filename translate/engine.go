@@ -211,6 +211,9 @@ type unit struct {
 	buf     []byte
 }
 
+// str is the unit's data as a string.
+func (u *unit) str() string { return strView(u.data) }
+
 // first is where the unit's first key begins: no key is before it.
 func (u *unit) first() int { return u.scan.First() }
 
@@ -251,10 +254,12 @@ func (r *Rewriter) unit(raw, data []byte, at int) bool {
 	// Field by field: a composite literal stored into the reused unit
 	// copies and clears all of it, pointers and all, for every unit.
 	u := &r.u
-	u.data, u.s, u.keys = data, s, keys
+	u.data, u.keys = data, keys
 	u.isErr, u.opens = false, !r.opened && jsonscan.Valid(s)
-	u.ends, u.terminal, u.withhold, u.usage, u.replace = false, false, false, false, false
-	u.errMsg, u.model, u.id, u.own = "", "", "", nil // metaAt is read with terminal only
+	u.ends, u.terminal, u.withhold, u.replace = false, false, false, false
+	// errMsg, model, id, usage and own are left empty by the unit before
+	// (note, and the end of unit, clear them); metaAt is read with
+	// terminal only.
 	if keys&keyError != 0 {
 		if msg, isErr := errorEvent(s); isErr {
 			r.reply.SetError(msg)
@@ -288,6 +293,7 @@ func (r *Rewriter) unit(raw, data []byte, at int) bool {
 		r.fr.passed(raw)
 		u.buf = r.fr.own(u.own)[:0]
 	}
+	u.own = nil
 	return false
 }
 
@@ -305,11 +311,12 @@ func (r *Rewriter) note(u *unit) {
 	}
 	if u.usage && r.proto.stream.usage != nil {
 		if r.proto.stream.usageAdds {
-			r.proto.stream.usage(u.s, rep)
+			r.proto.stream.usage(u.str(), rep)
 		} else {
 			r.usage = append(r.usage[:0], u.data...)
 		}
 	}
+	u.errMsg, u.id, u.model, u.usage = "", "", "", false
 }
 
 // upstreamMeta merges a unit's top-level meta object (SPEC 4.1). It

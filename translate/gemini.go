@@ -97,7 +97,7 @@ const (
 type geminiReader struct{}
 
 func (geminiReader) read(u *unit) {
-	s, keys, rep := u.s, u.keys, u.rep
+	s, keys, rep := u.str(), u.keys, u.rep
 	if keys&(geminiKeyCall|geminiKeyCode) != 0 || rep.WantContent || rep.WaitsForText() {
 		geminiParts(gjson.Get(s, "candidates"), rep, true, rep.ToolArguments && keys&geminiKeyCall != 0 && jsonscan.Valid(s))
 	}

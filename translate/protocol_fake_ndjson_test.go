@@ -29,10 +29,10 @@ var linesProtocol = protocol{
 type linesReader struct{}
 
 func (linesReader) read(u *unit) {
-	if t := gjson.Get(u.s, "tool"); t.Type == gjson.String {
+	if t := gjson.Get(u.str(), "tool"); t.Type == gjson.String {
 		u.rep.Meta.AddTool(t.Str)
 	}
-	u.terminal = u.keys&(keyProtocol<<1) != 0 && gjson.Get(u.s, "done").Bool()
+	u.terminal = u.keys&(keyProtocol<<1) != 0 && gjson.Get(u.str(), "done").Bool()
 }
 
 func (linesReader) appendInterrupted(dst, _ []byte) []byte {

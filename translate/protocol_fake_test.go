@@ -141,13 +141,13 @@ func (tallyReader) read(u *unit) {
 	if u.keys&keyProtocol == 0 {
 		return
 	}
-	if tool := gjson.Get(u.s, "tally.tool"); tool.Type == gjson.String {
+	if tool := gjson.Get(u.str(), "tally.tool"); tool.Type == gjson.String {
 		u.rep.Meta.AddTool(tool.Str)
 	}
 	if u.rep.WantContent {
-		u.rep.AddText(gjson.Get(u.s, "tally.text").Str)
+		u.rep.AddText(gjson.Get(u.str(), "tally.text").Str)
 	}
-	u.terminal = gjson.Get(u.s, "tally.done").Bool()
+	u.terminal = gjson.Get(u.str(), "tally.done").Bool()
 }
 
 func (tallyReader) appendInterrupted(dst, _ []byte) []byte { return dst }

@@ -64,7 +64,7 @@ type responsesReader struct {
 }
 
 func (d *responsesReader) read(u *unit) {
-	s, rep := u.s, u.rep
+	s, rep := u.str(), u.rep
 	if d.mark {
 		if n, err := strconv.ParseInt(jsonscan.ObjectValue(s, "sequence_number"), 10, 64); err == nil && n < math.MaxInt64 {
 			d.seq = n + 1
