@@ -300,3 +300,67 @@ func checkFirstEventWalks(t *testing.T, data []byte) {
 		t.Fatalf("readFirstEvent(%q).isErr = %v; gjson reads %v", data, got, want)
 	}
 }
+
+// FuzzDetectorPieces: a body shown to a Detector in pieces, as the handler
+// shows it (the first write alone, then everything held with each next
+// one), is decided as the whole body is, once the first piece that decides
+// comes or at the end; the leads it passes are complete events without
+// data, and passed and held bytes add up to the body.
+func FuzzDetectorPieces(f *testing.F) {
+	for _, s := range []string{": ping\n\ndata: {\"type\":\"response.created\"}\n\n", "0:\"Hi\"\n", "\ufeff\r\n\n0:\"x\"", "data: {\"type\":\"start\"}\r\n\r\n", "Hello\n", "retry: 1\n\n: a\r\n\r\ndata: x"} {
+		f.Add([]byte(s), []byte{1, 3, 2}, false, true)
+	}
+	f.Fuzz(func(t *testing.T, body, cuts []byte, plain, convert bool) {
+		fm := FormatSniffEvents
+		if plain {
+			fm = FormatSniffPlain
+		}
+		const max = 1 << 20
+		whole := (&Detector{f: fm, convert: convert, held: true, max: max}).look(body, true, false).Format
+		for _, held := range []bool{true, false} {
+			d := Detector{f: fm, convert: convert, held: held, max: max}
+			var kept, passed []byte
+			a := Answer{Format: fm}
+			for at, i := 0, 0; at < len(body) && !a.Decided(); i++ {
+				n := len(body) - at
+				if i < len(cuts) {
+					n = min(n, 1+int(cuts[i])%16)
+				}
+				p := body[at : at+n]
+				at += n
+				show := append(kept, p...)
+				if len(kept) == 0 {
+					show = p
+				}
+				a = d.Body(show, len(p), false)
+				if a.Lead > 0 && (held || !a.Early) {
+					t.Fatalf("held %v: %+v", held, a)
+				}
+				passed = append(passed, show[:a.Lead]...)
+				kept = append([]byte(nil), show[a.Lead:]...)
+				if a.Decided() && held && a.Format != whole {
+					t.Fatalf("%q in pieces %v: %v, whole %v", body, cuts, a.Format, whole)
+				}
+				if a.Decided() {
+					kept = append(kept, body[at:]...)
+				}
+			}
+			if !a.Decided() {
+				a = d.Body(kept, 0, true)
+				passed = append(passed, kept[:a.Lead]...)
+				kept = kept[a.Lead:]
+				if held && a.Format != whole {
+					t.Fatalf("%q in pieces %v, at the end: %v, whole %v", body, cuts, a.Format, whole)
+				}
+			}
+			if string(passed)+string(kept) != string(body) {
+				t.Fatalf("%q: passed %q and kept %q", body, passed, kept)
+			}
+			if len(passed) > 0 {
+				if lead := (&Detector{f: FormatSniffEvents, max: max}).look(passed, false, true).Lead; lead != len(passed) {
+					t.Fatalf("%q: passed %q, which is not all events without data", body, passed)
+				}
+			}
+		}
+	})
+}
