@@ -59,8 +59,8 @@ func allocsPerJSONRequest(t *testing.T, next Next) float64 {
 // compared with the request's (SPEC 11.2), which is read from the request's
 // body at the reply's end without copying it, and the view keeps the
 // reply's model in its own memory: such a reply allocates no more than
-// one that names none (it cost two more allocations: the request's model
-// copied, the reply's copied for the view).
+// one that names none (copying the request's model, or the reply's for
+// the view, would cost one each).
 func TestReplyModelCostsNoAllocation(t *testing.T) {
 	const usage = `,"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}`
 	named := `{"id":"c1","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}]` + usage
@@ -80,8 +80,8 @@ func (n noWriteTo) Read(p []byte) (int, error) { return n.r.Read(p) }
 
 // TestReadFromAllocatesNoBuffer: a reply that next hands over through
 // ReadFrom (as http.ServeContent does) allocates what the same reply
-// written with Write allocates: ReadFrom's copy buffer is a pooled one (it
-// allocated 32 KiB per call).
+// written with Write allocates: ReadFrom's copy buffer is a pooled one,
+// not io.Copy's 32 KiB per call.
 func TestReadFromAllocatesNoBuffer(t *testing.T) {
 	body := []byte(replyPlain)
 	src := bytes.NewReader(body)

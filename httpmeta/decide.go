@@ -9,18 +9,6 @@ import (
 	"github.com/llm-meta/llm_meta/translate"
 )
 
-// formatOf reads the format from the headers alone (translate's mode
-// table, SPEC 4, for a reply to a request of the exchange's protocol).
-func (rw *responseWriter) formatOf(hdr http.Header) translate.Format {
-	mt, _ := parseMediaType(canonicalHeader(hdr, "Content-Type"))
-	return translate.DetectHeaders(rw.x.kind, translate.ReplyHeaders{
-		MediaType: mt,
-		Header:    hdr,
-		Path:      rw.r.URL.Path,
-		Held:      rw.x.runOnce || rw.x.edgeStream,
-	}, rw.x.h.ConvertStreams)
-}
-
 // canonicalHeader is hdr.Get for a key already in canonical form, without
 // Get's canonicalisation of it on every call (which allocates for keys such
 // as X-Vercel-AI-…, and costs a pass over the key for any other). Headers
@@ -45,93 +33,130 @@ func (rw *responseWriter) untouchable() bool {
 	return ce != "" && !strings.EqualFold(ce, "identity")
 }
 
-// decide picks the state at WriteHeader.
+// decide picks the state at WriteHeader: from the status, and for a 2xx
+// reply from what translate's Detector answers to its headers.
 func (rw *responseWriter) decide() {
 	x := rw.x
-	ok := rw.status >= 200 && rw.status < 300
-	if (x.runOnce || x.edgeStream) && (rw.status == http.StatusNoContent || rw.status == http.StatusResetContent) {
-		rw.startBuffer(bufNoReply) // answered with the 502 of SPEC 6.4
+	if x.held() && rw.noReply() {
+		rw.startBuffer() // answered with the 502 of SPEC 6.4
 		return
 	}
 	if rw.untouchable() {
 		rw.pass()
 		return
 	}
-	if !ok {
-		if x.runOnce || x.edgeStream {
-			rw.startBuffer(bufUpstreamErr)
+	if rw.upstreamFailed() {
+		if x.held() {
+			rw.startBuffer()
 			return
 		}
 		rw.pass()
 		return
 	}
-	x.reply.SetCostHeader(canonicalHeader(rw.Header(), "X-Litellm-Response-Cost")) // LiteLLM's own figure (SPEC 9.2)
-	// The model that prices the reply (SPEC 9.2) and that the reply's is
-	// compared with (SPEC 11.2): read from the body only if needed.
-	if x.model != "" || x.reqBody == nil {
-		x.reply.SetRequest(x.model, nil)
-	} else {
-		x.reply.SetRequest("", x.reqBody)
+	hdr := rw.Header()
+	x.reply.SetCostHeader(canonicalHeader(hdr, "X-Litellm-Response-Cost")) // LiteLLM's own figure (SPEC 9.2)
+	mt, _ := parseMediaType(canonicalHeader(hdr, "Content-Type"))
+	rw.follow(rw.detect.Headers(x.kind, translate.ReplyHeaders{
+		MediaType: mt,
+		Header:    hdr,
+		Path:      rw.r.URL.Path,
+		Held:      x.held(),
+	}, x.h.ConvertStreams, int(x.maxEventBytes())), nil, false)
+}
+
+// noReply reports whether the upstream answered 204 or 205: a held reply
+// then has nothing to answer with.
+func (rw *responseWriter) noReply() bool {
+	return rw.status == http.StatusNoContent || rw.status == http.StatusResetContent
+}
+
+// upstreamFailed reports whether the upstream's status is outside 2xx.
+func (rw *responseWriter) upstreamFailed() bool { return rw.status < 200 || rw.status >= 300 }
+
+// sniff shows the Detector the start of the body with p, the bytes just
+// come (none at the end of the body: end), and follows its answer. The
+// start not yet passed on is p alone when nothing was held before, handled
+// in place when it decides, as the first write usually does; else it is
+// rw.buf, p appended.
+func (rw *responseWriter) sniff(p []byte, end bool) {
+	held, inBuf := p, rw.buf.Len() > 0
+	if inBuf {
+		growBuffer(&rw.buf, len(p), rw.x.maxEventBytes())
+		rw.buf.Write(p)
+		held = rw.buf.Bytes()
 	}
-	rw.format = rw.formatOf(rw.Header())
-	if rw.format.Undecided() {
+	rw.follow(rw.detect.Body(held, len(p), end), held, inBuf)
+}
+
+// follow does what the Detector answered about held, the start of the body
+// not yet passed on (inBuf: held is rw.buf's): the headers and the
+// answer's lead go out when they may; once the format is decided its work
+// begins with the rest of held; until then the rest is held in rw.buf.
+func (rw *responseWriter) follow(a translate.Answer, held []byte, inBuf bool) {
+	if a.Early {
+		// Whichever protocol the first event names, the headers stay the
+		// upstream's, so they go now with what does not decide it.
+		dropStreamValidators(rw.Header())
+		rw.forwardHeader()
+		rw.writeOut(held[:a.Lead])
+		held = held[a.Lead:]
+		if inBuf {
+			rw.buf.Next(a.Lead)
+		}
+	}
+	rw.format = a.Format
+	if !a.Decided() {
 		rw.state = stSniff
-		if rw.format.HeadersSettled(x.h.ConvertStreams) && !x.runOnce && !x.edgeStream {
-			// Whichever protocol the first event names, the headers stay
-			// the upstream's, so they go now.
-			dropStreamValidators(rw.Header())
-			rw.forwardHeader()
+		if !inBuf {
+			rw.buf.Write(held)
 		}
 		return
 	}
 	rw.begin()
+	switch {
+	case len(held) == 0:
+		return
+	case rw.state == stBuffer && inBuf:
+		return // the held bytes are already the start of the buffer
+	case rw.state == stPass:
+		rw.writeOut(held)
+	case rw.state == stBuffer:
+		rw.bufferBody(held)
+	default:
+		rw.feed(held) // the pipeline does not use rw.buf
+	}
+	if inBuf {
+		rw.buf = bytes.Buffer{} // not needed any more: let its memory go with it
+	}
 }
 
-// passEventsWithoutData forwards the complete events without data at the
-// start of held (comments, a lone retry:), which do not decide the mode
-// and are not held back (SPEC 4), and returns the rest.
-func (rw *responseWriter) passEventsWithoutData(held []byte) []byte {
-	if rw.x.runOnce || rw.x.edgeStream {
-		return held
-	}
-	n := translate.LeadingEventsWithoutData(rw.format, held)
-	if n == 0 {
-		return held
-	}
-	dropStreamValidators(rw.Header())
-	rw.forwardHeader()
-	rw.writeOut(held[:n])
-	return held[n:]
-}
-
-// begin starts the work for a known format.
+// begin starts the work for a decided format, and tells the reply record
+// what the request asked for, once.
 func (rw *responseWriter) begin() {
 	x := rw.x
+	stream := rw.format.Stream()
+	if stream {
+		// A stream's pipeline names the model in the chunks it makes:
+		// read now, and the record told it read, so that the request's
+		// body is not read again at the end (model_served and cost, SPEC
+		// 9.2, 11.2). A JSON reply's is read only if the reply names one.
+		x.requestModel()
+	}
+	x.reply.SetRequest(x.model, x.reqBody)
 	switch {
 	case rw.format == translate.FormatJSON:
-		switch {
-		case x.runOnce:
-			rw.startBuffer(bufRunOnce)
-		case x.edgeStream:
+		if x.edgeStream {
 			// One content chunk of the reply's text (SPEC 6.3), whatever
 			// protocol the JSON is in (a Responses object's output text,
 			// an Anthropic message's text blocks).
 			x.wantContent()
-			rw.startBuffer(bufEdgeJSON)
-		default:
-			rw.startBuffer(bufJSON)
 		}
-	case rw.format.Stream():
-		if x.runOnce {
-			rw.startCollect()
-		} else {
-			rw.startStream()
-		}
+		rw.startBuffer()
+	case stream:
+		rw.startStream()
+	case x.runOnce:
+		rw.startBuffer() // its text is the content
 	default:
-		if x.runOnce {
-			rw.startBuffer(bufRunOnceText)
-			return
-		}
 		rw.pass()
 	}
 }
@@ -141,9 +166,10 @@ func (rw *responseWriter) pass() {
 	rw.forwardHeader()
 }
 
-func (rw *responseWriter) startBuffer(k bufKind) {
+// startBuffer begins reading a body whole: a JSON reply forwarded with its
+// meta (SPEC 4.2), or a held reply the module answers itself (SPEC 6).
+func (rw *responseWriter) startBuffer() {
 	rw.state = stBuffer
-	rw.kind = k
 	// Size the buffer once when the length is known.
 	n := int64(0)
 	if cl := rw.Header()["Content-Length"]; len(cl) == 1 {
@@ -151,57 +177,11 @@ func (rw *responseWriter) startBuffer(k bufKind) {
 			n = v
 		}
 	}
-	if k == bufJSON {
-		// Given back by finishBuffered once written (bufpool.go).
+	if !rw.x.held() {
+		// Given back by forwardJSON once written (bufpool.go).
 		if rw.bodyBuf = getReplyBuf(int(n)); rw.bodyBuf != nil {
 			rw.buf = *bytes.NewBuffer(rw.bodyBuf.b)
 		}
 	}
 	rw.buf.Grow(firstCap(n, rw.x.h.MaxBufferBytes)) // the rest as bytes arrive
-}
-
-// sniff decides a text/plain or text/event-stream format from the first
-// complete line or event (SPEC 4 table); at the end of the stream (end
-// true) it decides on what there is. The held bytes then go through.
-func (rw *responseWriter) sniff(end bool) {
-	held := rw.passEventsWithoutData(rw.buf.Bytes())
-	if len(held) < rw.buf.Len() {
-		rw.buf.Next(rw.buf.Len() - len(held))
-	}
-	f, decided := translate.DetectStart(rw.format, held, int(rw.x.maxEventBytes()), end, rw.x.h.ConvertStreams)
-	if !decided {
-		return
-	}
-	rw.format = f
-	rw.begin()
-	if rw.state == stBuffer {
-		return // the held bytes are already the start of the buffer
-	}
-	if rw.state == stPass {
-		rw.writeOut(held)
-	} else {
-		rw.feed(held) // the pipeline does not use rw.buf
-	}
-	rw.buf = bytes.Buffer{} // not needed any more: let its memory go with it
-}
-
-// sniffIn decides the format from p alone when p is enough, as it usually
-// is (the first write holds the first line or event), and then handles p
-// at once instead of holding a copy of it. It reports whether it decided.
-func (rw *responseWriter) sniffIn(p []byte) bool {
-	f, decided := translate.DetectStart(rw.format, p, int(rw.x.maxEventBytes()), false, rw.x.h.ConvertStreams)
-	if !decided {
-		return false
-	}
-	rw.format = f
-	rw.begin()
-	switch rw.state {
-	case stPass:
-		rw.writeOut(p)
-	case stBuffer:
-		rw.bufferBody(p)
-	default:
-		rw.feed(p)
-	}
-	return true
 }

@@ -11,8 +11,8 @@ import (
 )
 
 // TestLargeJSONReplyHeldOnce: a 1 MiB JSON reply with a tool call is
-// forwarded with its meta without a second copy of it (issue 21: held at
-// most once): the handler allocates the buffer that receives it (the
+// forwarded with its meta without a second copy of it (held at most
+// once): the handler allocates the buffer that receives it (the
 // upstream writes it at once here, so it is sized once) and little else; a
 // rewritten copy would double that. The upstream's bytes and the client's
 // memory are made before counting, so only the handler's allocations count.

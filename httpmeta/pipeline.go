@@ -10,19 +10,15 @@ import (
 )
 
 // buildChain makes the streaming pipeline for the format, writing to out
-// and reading into the exchange's reply record (translate.OpenStream).
+// and reading into the exchange's reply record (translate.OpenStream). The
+// request's model is read already (begin).
 func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) io.WriteCloser {
 	h, x := rw.x.h, rw.x
-	model := x.requestModel()
-	// The record is told the model read here, so that it does not read
-	// the request's body again when the stream ends (its model_served and
-	// cost, SPEC 9.2, 11.2).
-	x.reply.SetRequest(model, nil)
+	model := x.model
 	if model == "" {
 		model = "unknown"
 	}
-	var chain io.WriteCloser
-	chain, rw.rewriter = translate.OpenStream(rw.format, out, translate.StreamOptions{
+	chain, _ := translate.OpenStream(rw.format, out, translate.StreamOptions{
 		MaxEvent:        int(x.maxEventBytes()),
 		FinalMeta:       h.FinalMeta,
 		Stats:           &rw.stats,
@@ -50,7 +46,7 @@ func (rw *responseWriter) buildChain(out io.Writer, errorsAsContent bool) io.Wri
 
 // endHook is beforeEnd when something runs at the end of a reply (the
 // OpenClaw look-up), else nil: a reply with nothing to wait for is written
-// as before, without the method value's allocation.
+// without the method value's allocation.
 func (rw *responseWriter) endHook() func(*translate.Reply) {
 	if rw.x.h.OpenClaw == nil {
 		return nil
@@ -63,9 +59,7 @@ func (rw *responseWriter) endHook() func(*translate.Reply) {
 // so that only the ending waits for the OpenClaw look-up, at most its
 // timeout (SPEC 10).
 func (rw *responseWriter) beforeEnd(rep *translate.Reply) {
-	if rw.state == stStream {
-		rw.flushIfProduced()
-	}
+	rw.flushIfProduced()
 	rw.x.h.openClawTools(rw.r, rw.x.openClawKey, rep.ID, rep.Meta.AddTool)
 }
 
@@ -88,14 +82,20 @@ func (h *Handler) openClawTools(r *http.Request, sessionKey, runID string, add f
 	}
 }
 
-// startStream begins rewriting a stream to the client.
+// startStream begins reading a stream through the pipeline: to the client,
+// or, for a run-once reply, into the record, which collects the text while
+// nothing goes downstream.
 func (rw *responseWriter) startStream() {
+	rw.state = stStream
+	if rw.x.runOnce {
+		rw.chain = rw.buildChain(io.Discard, false)
+		return
+	}
 	hdr := rw.Header()
 	dropStreamValidators(hdr)
 	if rw.format.Converted() || rw.x.edgeStream {
 		setStreamHeaders(hdr)
 	}
-	rw.state = stStream
 	rw.chain = rw.buildChain(clientOut{rw}, rw.x.edgeStream)
 	rw.forwardHeader()
 }
@@ -119,29 +119,22 @@ func setStreamHeaders(hdr http.Header) {
 	hdr.Del("X-Vercel-AI-UI-Message-Stream")
 }
 
-// startCollect begins reading a stream into a run-once reply: nothing goes
-// downstream; the record collects the text.
-func (rw *responseWriter) startCollect() {
-	rw.state = stCollect
-	rw.chain = rw.buildChain(io.Discard, false)
-}
-
 // finish completes the reply once next has returned without error.
 func (rw *responseWriter) finish() error {
 	defer rw.logDone()
 	if rw.state == stSniff {
-		rw.sniff(true)
+		rw.sniff(nil, true)
 	}
 	switch rw.state {
 	case stStream:
 		if err := rw.chain.Close(); err != nil {
 			rw.fail(err)
 		}
-		rw.flushIfProduced()
-	case stCollect:
-		if err := rw.chain.Close(); err != nil {
-			rw.fail(err)
+		if !rw.x.runOnce {
+			rw.flushIfProduced()
+			return nil
 		}
+		// A run-once reply, answered from the stream read into its record.
 		if rw.over {
 			rw.runOnceTooLarge()
 			return nil
@@ -172,17 +165,17 @@ func (rw *responseWriter) finish() error {
 func (rw *responseWriter) finishBuffered() {
 	x := rw.x
 	body := rw.buf.Bytes()
-	switch rw.kind {
-	case bufUpstreamErr:
-		rw.answerJSON(http.StatusBadGateway, translate.ErrorJSON(translate.UpstreamErrorMessage(body, statusText(rw.status))))
-	case bufNoReply:
+	switch {
+	case !x.held():
+		rw.forwardJSON(body)
+	case rw.noReply():
 		rw.answerJSON(http.StatusBadGateway, translate.ErrorJSON(msgNoReply))
-	case bufRunOnceText:
+	case rw.upstreamFailed():
+		rw.answerJSON(http.StatusBadGateway, translate.ErrorJSON(translate.UpstreamErrorMessage(body, statusText(rw.status))))
+	case rw.format != translate.FormatJSON:
 		x.reply.Meta.Merge(&x.meta)
 		rw.answerRunOnce(string(body), &x.reply.Meta)
-	case bufJSON:
-		rw.forwardJSON(body)
-	case bufRunOnce, bufEdgeJSON:
+	default:
 		x.reply.Meta.Limit(int(x.h.MaxMetaBytes), x.h.warn)
 		out, meta, ok := translate.RewriteJSONReply(body, &x.meta, translate.JSONOptions{
 			Structured: x.wantSplit,
@@ -274,7 +267,7 @@ func (rw *responseWriter) writeParts(parts *translate.JSONReplyParts) {
 
 // answerContent answers a run-once reply, or the edge endpoint's stream.
 func (rw *responseWriter) answerContent(content string, meta *translate.Meta, reply []byte) {
-	if rw.kind == bufEdgeJSON {
+	if rw.x.edgeStream {
 		h := rw.x.h
 		model := rw.x.requestModel()
 		body := translate.StreamFromReply(reply, content, meta, model, h.FinalMeta, h.BareMeta)
@@ -361,7 +354,7 @@ func (rw *responseWriter) runOnceTooLarge() {
 	msg := "Reply larger than max_buffer_bytes (" + strconv.FormatInt(rw.x.h.MaxBufferBytes, 10) + " bytes)"
 	content := ""
 	var meta *translate.Meta
-	if rw.rewriter != nil {
+	if rw.chain != nil {
 		content = rw.x.reply.Content()
 		meta = &rw.x.reply.Meta
 	}
@@ -378,7 +371,7 @@ func (rw *responseWriter) abort() error {
 		return nil
 	}
 	switch {
-	case rw.state == stCollect:
+	case rw.state == stStream && rw.x.runOnce:
 		rw.x.reply.Broken = true // not a clean end: not interrupted (SPEC 11.1)
 		_ = rw.chain.Close()
 		msg := "Upstream connection failed mid-stream"
@@ -388,7 +381,7 @@ func (rw *responseWriter) abort() error {
 		}
 		rw.answerJSON(http.StatusBadGateway, translate.RunOnceJSON(rep.Content(), &rep.Meta, msg))
 		return nil
-	case rw.state == stBuffer && rw.kind != bufJSON:
+	case rw.state == stBuffer && rw.x.held():
 		rw.answerJSON(http.StatusBadGateway, translate.ErrorJSON("Upstream connection failed before the reply was complete"))
 		return nil
 	}

@@ -91,10 +91,9 @@ type Exchange struct {
 }
 
 // exchanges holds Exchanges between requests, zeroed. An Exchange is about
-// 2 KiB, the largest allocation of a request: allocating one for each
-// request made the module's Caddy allocate 16 % more than plain
-// reverse_proxy, and the garbage collector's extra sweeping and marking
-// cost more than the module's own work (BENCHMARKS.md, sixth round).
+// 2 KiB, the largest allocation of a request: one allocated per request
+// would have the garbage collector sweep and mark more than the module's
+// own work costs.
 var exchanges = sync.Pool{New: func() any { return new(Exchange) }}
 
 // lasting is the part of an exchange that may be read after Serve
@@ -178,6 +177,11 @@ func (x *exchange) wantContent() {
 	x.reply.WantContent = true
 	x.reply.MaxContent = int(x.h.MaxBufferBytes)
 }
+
+// held reports whether the reply is answered in the shape of SPEC 6
+// (run-once, the edge endpoint): its start is held until its format is
+// known, and a failed or empty upstream reply is answered with a 502.
+func (x *exchange) held() bool { return x.runOnce || x.edgeStream }
 
 // maxEventBytes is the largest event or data-stream line read whole: a
 // run-once reply is held anyway, so its events are read up to

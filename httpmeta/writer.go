@@ -13,28 +13,17 @@ import (
 )
 
 // state is what the writer does with the body, decided once at WriteHeader
-// (or, for sniffed formats, at the first complete line or event).
+// or, while the format is undecided, by the start of the body
+// (translate.Detector). What a buffered body is for follows from what
+// decided it: the status, the format, whether the reply is held.
 type state int
 
 const (
-	stNew     state = iota // no status yet
-	stPass                 // untouched: the body goes straight through
-	stSniff                // holding the first line or event to learn the format
-	stStream               // rewriting a stream to the client
-	stCollect              // run-once: reading a stream into the reply record
-	stBuffer               // reading the whole body before answering
-)
-
-// bufKind says what a buffered body is for.
-type bufKind int
-
-const (
-	bufJSON        bufKind = iota // rewrite and forward (SPEC 4.2)
-	bufRunOnce                    // run-once reply from a JSON body
-	bufRunOnceText                // run-once reply from a body of no known format
-	bufEdgeJSON                   // edge stream made from a JSON body (SPEC 6.3)
-	bufUpstreamErr                // endpoint or run-once: upstream status outside 2xx
-	bufNoReply                    // endpoint or run-once: upstream 204 or 205
+	stNew    state = iota // no status yet
+	stPass                // untouched: the body goes straight through
+	stSniff               // holding the start of the body until it decides the format
+	stStream              // through the streaming pipeline: to the client, or into a run-once reply
+	stBuffer              // reading the whole body before answering
 )
 
 // responseWriter wraps the downstream writer the way Caddy's encode does:
@@ -49,19 +38,17 @@ type responseWriter struct {
 	state   state
 	status  int
 	format  translate.Format
-	kind    bufKind
+	detect  translate.Detector // decides format, from the headers and the start of the body
 	buf     bytes.Buffer
 	bodyBuf *replyBuf // the pooled memory of buf, for a forwarded JSON reply
 
-	chain    io.WriteCloser // the streaming pipeline (translate.OpenStream)
-	rewriter *translate.Rewriter
-	stats    translate.Stats
+	chain io.WriteCloser // the streaming pipeline (translate.OpenStream)
+	stats translate.Stats
 
 	forwarded bool  // the status line went downstream
 	produced  bool  // bytes went downstream since the last flush
 	err       error // sticky downstream error
 	over      bool  // a run-once reply outgrew max_buffer_bytes
-	sniffw    translate.StartWatch
 
 	bytesIn, bytesOut int64
 }
@@ -169,30 +156,13 @@ func (rw *responseWriter) Write(p []byte) (int, error) {
 		}
 		return n, err
 	case stSniff:
-		if rw.buf.Len() == 0 {
-			// The first write: decide from it in place when it is enough,
-			// else hold it (looking at the same bytes again would not
-			// change the answer).
-			if !rw.sniffIn(p) {
-				rw.buf.Write(rw.passEventsWithoutData(p))
-				rw.sniffw.Worth(p, rw.format)
-			}
-			break
-		}
-		growBuffer(&rw.buf, len(p), rw.x.maxEventBytes())
-		rw.buf.Write(p)
-		// Look again only when something can have changed the answer
-		// (translate.StartWatch), or at the limit. Rescanning on every write would
-		// cost the square of a large first event.
-		if rw.sniffw.Worth(p, rw.format) || int64(rw.buf.Len()) > rw.x.maxEventBytes() {
-			rw.sniff(false)
-		}
-	case stStream, stCollect:
+		rw.sniff(p, false)
+	case stStream:
 		rw.feed(p)
 	case stBuffer:
 		rw.bufferBody(p)
 	}
-	if rw.state == stBuffer || rw.state == stCollect {
+	if rw.withheld() {
 		// Nothing goes to the client yet, so no failed write would stop
 		// the upstream read: the request's context does (SPEC 8.1).
 		if err := rw.r.Context().Err(); err != nil && rw.err == nil {
@@ -204,6 +174,12 @@ func (rw *responseWriter) Write(p []byte) (int, error) {
 		return 0, rw.err
 	}
 	return len(p), nil
+}
+
+// withheld reports whether the body is read whole before anything goes
+// downstream: buffered, or a stream read into a run-once reply.
+func (rw *responseWriter) withheld() bool {
+	return rw.state == stBuffer || rw.state == stStream && rw.x.runOnce
 }
 
 // feed writes upstream bytes into the pipeline.
@@ -231,22 +207,22 @@ func (rw *responseWriter) bufferBody(p []byte) {
 		rw.buf.Write(p)
 		return
 	}
-	switch rw.kind {
-	case bufJSON:
-		// Too large to rewrite: forward it untouched from here on.
+	switch {
+	case !rw.x.held():
+		// A JSON reply too large to rewrite: forwarded untouched from here on.
 		rw.x.h.fallback(reasonReplyTooLarge)
 		rw.state = stPass
 		rw.forwardHeader()
 		rw.writeOut(rw.buf.Bytes())
 		rw.buf.Reset()
 		rw.writeOut(p)
-	case bufUpstreamErr:
+	case rw.noReply():
+		// A body after 204 or 205 is not read.
+	case rw.upstreamFailed():
 		// Only the message is needed: keep the start, drop the rest.
 		if room := int(max) - rw.buf.Len(); room > 0 {
 			rw.buf.Write(p[:room])
 		}
-	case bufNoReply:
-		// A body after 204 or 205 is not read.
 	default:
 		rw.fail(errTooLarge)
 	}
@@ -260,7 +236,7 @@ func (rw *responseWriter) bufferBody(p []byte) {
 // that write has nothing left to do. (Each flush costs a write deadline
 // reset in Caddy's IdleTimeoutWriter.)
 func (rw *responseWriter) FlushError() error {
-	if !rw.forwarded || rw.state == stBuffer || rw.state == stCollect {
+	if !rw.forwarded || rw.withheld() {
 		return nil
 	}
 	if rw.state != stPass && !rw.produced {

@@ -54,13 +54,6 @@ func (f Format) Converted() bool {
 	return p != nil && p.convert != nil
 }
 
-// Chat reports whether the client gets chat-completion chunks: the chat
-// stream itself, or a converted one.
-func (f Format) Chat() bool {
-	p := protocolOf(f)
-	return f == FormatSSE || p != nil && p.convert != nil && p.into == nil
-}
-
 // ReplyHeaders are the response headers the mode table reads.
 type ReplyHeaders struct {
 	MediaType string // Content-Type without parameters, lower case
@@ -72,10 +65,122 @@ type ReplyHeaders struct {
 	Held bool
 }
 
-// DetectHeaders reads the format of a 2xx reply to a request of kind from
-// its headers alone (SPEC 4 table). convert is convert_streams: without it
-// the converted streams are not recognised.
-func DetectHeaders(kind RequestKind, h ReplyHeaders, convert bool) Format {
+// Detector decides the format of a 2xx reply once, by SPEC 4's mode table:
+// from its headers and, when they leave it open, from the start of its
+// body. Each Answer says all the caller does next. It follows the bytes
+// shown (startWatch): a first event sent a few bytes at a time is looked
+// at a few times in all, not once per write.
+type Detector struct {
+	f             Format // from the headers; FormatSniffPlain or FormatSniffEvents while the body decides
+	convert, held bool   // convert_streams; ReplyHeaders.Held: nothing goes out before the format is known
+	max           int    // max_event_bytes: a start that decides nothing within it is no protocol's
+	watch         startWatch
+}
+
+// Answer is what a Detector knows of a reply so far: its Format once
+// decided (FormatOther: it passes untouched), a sniffed one while more
+// bytes must come. Early: the headers go to the client now, then the first
+// Lead bytes shown, an event stream's events without data before its first
+// with data (they do not decide the format and are not held back, SPEC 4);
+// with Lead 0, the headers are the client's whatever the format (an event
+// stream no conversion can follow).
+type Answer struct {
+	Format Format
+	Early  bool
+	Lead   int
+}
+
+// Decided reports whether the answer names the reply's format.
+func (a Answer) Decided() bool { return !a.Format.Undecided() }
+
+// Headers decides from the headers of a reply to a request of kind, when
+// they are enough. convert is convert_streams, max max_event_bytes.
+func (d *Detector) Headers(kind RequestKind, h ReplyHeaders, convert bool, max int) Answer {
+	*d = Detector{f: formatOfHeaders(kind, h, convert), convert: convert, held: h.Held, max: max}
+	return Answer{Format: d.f, Early: d.f == FormatSniffEvents && !convert && !h.Held}
+}
+
+// Body decides from held, the start of the body not yet passed on, whose
+// last fresh bytes have just come; end: the body has ended, decide on what
+// there is. The caller writes the Lead bytes out and, while the format is
+// undecided, holds the rest and shows it again with the next bytes.
+func (d *Detector) Body(held []byte, fresh int, end bool) Answer {
+	events := d.f == FormatSniffEvents
+	if fresh == len(held) && !end { // nothing held before: a first write usually decides alone
+		a := d.look(held, false, false)
+		if !a.Decided() {
+			d.watch.worth(held, events)
+		}
+		return a
+	}
+	if !d.watch.worth(held[len(held)-fresh:], events) && !end && len(held) <= d.max {
+		return Answer{Format: d.f}
+	}
+	return d.look(held, end, true)
+}
+
+// look decides from b, the bytes held, and finds the events without data
+// at its start, which go out unless the reply is held. leadFirst: they go
+// before deciding and do not count against max; else they count, and go
+// only when b decides nothing (b is then handled whole).
+func (d *Detector) look(b []byte, end, leadFirst bool) (a Answer) {
+	a.Format = d.f
+	var g eventGrab // one split finds the events without data and the first with data
+	if d.f == FormatSniffEvents {
+		g.split.Max = len(b) + 1
+		g.split.Feed(b, &g)
+		if !d.held {
+			a.Lead = g.lead // an unterminated last event closed at the end is no lead
+		}
+		if !g.done && end {
+			g.split.Close(&g)
+		}
+	}
+	from := 0
+	if leadFirst {
+		from = a.Lead
+	}
+	b = b[from:]
+	// A first line or event that does not end within max bytes is no
+	// protocol's, whatever pieces the body came in.
+	if line, at, complete := firstLine(b); (complete || end && len(line) > 0) && at+len(line) <= d.max {
+		if f, ok := recognise(d.convert, func(p *protocol) bool { return p.startsLine != nil && p.startsLine(line) }); ok {
+			a.Format = f
+		} else if d.f == FormatSniffPlain {
+			a.Format = FormatOther
+		}
+	}
+	switch {
+	case a.Decided():
+	case d.f == FormatSniffPlain:
+		// A start that can still become a line a protocol claims is held;
+		// a plain-text stream goes on at once.
+		_, may := recognise(d.convert, func(p *protocol) bool { return p.mayStartLine != nil && p.mayStartLine(b) })
+		if end || len(b) > d.max || !may {
+			a.Format = FormatOther
+		}
+	case !g.done && !end && len(b) <= d.max:
+	case !g.done || g.data == nil || g.end-from > d.max:
+		a.Format = FormatSSE
+	default:
+		a.Format = FormatSSE // also when the first event is an error
+		if ev := readFirstEvent(g.data); !ev.isErr {
+			if f, ok := recognise(d.convert, func(p *protocol) bool { return p.startsEvents != nil && p.startsEvents(&ev) }); ok {
+				a.Format = f
+			}
+		}
+	}
+	if a.Decided() && !leadFirst {
+		a.Lead = 0
+	}
+	a.Early = a.Lead > 0
+	return a
+}
+
+// formatOfHeaders reads the format of a 2xx reply to a request of kind
+// from its headers alone (SPEC 4 table); the sniffed formats leave it to
+// the body.
+func formatOfHeaders(kind RequestKind, h ReplyHeaders, convert bool) Format {
 	if p := kind.p; p != nil && p.replyFormat != nil {
 		if f, ok := p.replyFormat(h); ok {
 			return f
@@ -97,53 +202,6 @@ func DetectHeaders(kind RequestKind, h ReplyHeaders, convert bool) Format {
 	return FormatOther
 }
 
-// DetectStart decides an undecided format from the start of the body held
-// so far: the first non-empty line of a text/plain body, the first event
-// with data of an event stream. decided is false while more bytes are
-// needed; end says the body has ended (decide on what there is). max is
-// max_event_bytes: past it, the body is not a protocol's.
-func DetectStart(f Format, held []byte, max int, end bool, convert bool) (Format, bool) {
-	if line, at, complete := firstLine(held); complete || end {
-		// A first line that does not end within max bytes is no part,
-		// however the body came in pieces (a start of it past max decides
-		// below).
-		within := at+len(line) <= max
-		if (complete || len(line) > 0) && within {
-			if f, ok := recognise(convert, func(p *protocol) bool { return p.startsLine != nil && p.startsLine(line) }); ok {
-				return f, true
-			}
-		}
-		if f == FormatSniffPlain && (complete || len(line) > 0) {
-			return FormatOther, true
-		}
-	}
-	if f == FormatSniffPlain {
-		// A start that can still become a line a protocol claims is held
-		// (mayStartLine); a plain-text stream is passed on at once.
-		_, may := recognise(convert, func(p *protocol) bool { return p.mayStartLine != nil && p.mayStartLine(held) })
-		if end || len(held) > max || !may {
-			return FormatOther, true
-		}
-		return f, false
-	}
-	data, complete, within := firstEventData(held, max, end)
-	if !complete && !end && len(held) <= max {
-		return f, false
-	}
-	if data == nil || !within {
-		// No event with data within max bytes: one that ends past them
-		// would be too late to decide, whatever pieces it came in.
-		return FormatSSE, true
-	}
-	// A stream whose first event is an error is handled as SSE.
-	if ev := readFirstEvent(data); !ev.isErr {
-		if f, ok := recognise(convert, func(p *protocol) bool { return p.startsEvents != nil && p.startsEvents(&ev) }); ok {
-			return f, true
-		}
-	}
-	return FormatSSE, true
-}
-
 // recognise returns the format of the first protocol that knows the reply
 // by knows, ok false when none does. A protocol that needsConvert is
 // recognised only under convert_streams (convert).
@@ -156,26 +214,10 @@ func recognise(convert bool, knows func(p *protocol) bool) (Format, bool) {
 	return 0, false
 }
 
-// firstEventData returns the data of the first event that has data,
-// whether that event is complete (at the end of the body, an unterminated
-// last event is), and whether it ends within the first max bytes. Events
-// without data before it (comments, a lone retry:) are passed over.
-func firstEventData(b []byte, max int, end bool) (data []byte, complete, within bool) {
-	g := eventGrab{split: SSESplitter{Max: max + len(b) + 1}}
-	g.split.Feed(b, &g)
-	if !g.done && end {
-		g.split.Close(&g)
-	}
-	if g.done {
-		return g.data, true, g.end <= max
-	}
-	return nil, false, false
-}
-
 // eventGrab keeps the data of the first event that has any, where the
-// events without data before it end (lead), and where it ends (end). It
-// halts its splitter there: the first write of a stream can hold a few
-// hundred events, which the stream's own pipeline splits next.
+// events without data before it end (lead), and where it ends (end), and
+// halts its splitter there: a stream's first write can hold hundreds of
+// events, which the stream's pipeline splits next.
 type eventGrab struct {
 	data  []byte
 	lead  int // bytes of the complete events before it (all of them, until it comes)
@@ -204,20 +246,57 @@ func (g *eventGrab) Oversize([]byte, bool) {}
 // firstLine returns the first non-empty line, where it starts in b, and
 // whether it is complete.
 func firstLine(b []byte) (line []byte, at int, complete bool) {
-	if bytes.HasPrefix(b, bom) {
-		at = len(bom)
+	rest := bytes.TrimLeft(bytes.TrimPrefix(b, bom), "\r\n")
+	at = len(b) - len(rest)
+	if i := bytes.IndexAny(rest, "\r\n"); i >= 0 {
+		return rest[:i], at, true
 	}
-	for at < len(b) {
-		i := bytes.IndexAny(b[at:], "\r\n")
-		if i < 0 {
-			return b[at:], at, false
-		}
-		if i > 0 {
-			return b[at : at+i], at, true
-		}
-		at++
+	return rest, at, false
+}
+
+// startWatch follows the bytes shown while a body's start is undecided,
+// and tells when looking at all of them again can decide. Looking costs
+// the bytes held: looking at every write that holds a line end would cost
+// the square of a first event sent a few bytes at a time.
+type startWatch struct {
+	seen     int  // bytes shown so far
+	nonBlank int  // bytes shown that are not line ends after the first one that is not
+	lineDone bool // a line end came after that first byte: the first line is complete
+	prev     byte // the last byte shown (a blank line can straddle two writes)
+}
+
+// worth records p, the bytes just shown, and reports whether looking at
+// everything held may now decide: within the first 8 bytes and the first
+// two that are not line ends (they can rule a data stream out), when the
+// first line completes (it can be a data stream's), and in an event stream
+// (events) when a blank line completes an event. max is the caller's.
+func (w *startWatch) worth(p []byte, events bool) bool {
+	look := w.seen+len(p) <= 8
+	prev := w.prev
+	if w.seen == 0 {
+		prev = '\n' // a line end first: a blank line
 	}
-	return nil, at, false
+	for i, c := range p {
+		eol := c == '\r' || c == '\n'
+		switch {
+		case w.seen+i < len(bom) && c == bom[w.seen+i] && w.nonBlank == 0:
+			// a leading BOM is not part of the first line
+		case !eol:
+			look = look || w.nonBlank < 2
+			w.nonBlank++
+		case w.nonBlank > 0 && !w.lineDone:
+			w.lineDone = true
+			look = true
+		}
+		// Two line ends in a row, unless they are one CRLF.
+		if events && eol && (prev == '\r' || prev == '\n') && !(prev == '\r' && c == '\n') {
+			look = true
+		}
+		prev = c
+	}
+	w.seen += len(p)
+	w.prev = prev
+	return look
 }
 
 // firstEvent is what telling a stream's protocol reads of its first
@@ -228,17 +307,13 @@ func firstLine(b []byte) (line []byte, at int, complete bool) {
 type firstEvent struct {
 	typ            string
 	hasType, isErr bool
-	// obj is the data, a valid JSON object, white space around it
-	// trimmed ("" when the data is none): for a protocol that tells its
-	// first event by more than its type.
-	obj string
+	obj            string // the data, a valid JSON object trimmed ("" when none): for a protocol that reads more than its type
 }
 
-// readFirstEvent reads the first event's data of every stream, once, in
-// one pass that validates it and one walk over its top level (jsonscan.Iter).
-// It was read with gjson's Get, whose code was then one more cold stretch
-// on the way to the first event (BENCHMARKS.md, ninth round); it answers as
-// gjson's Get would on the valid JSON object the data must be.
+// readFirstEvent reads the first event's data of every stream once, in one
+// pass that validates it and one walk over its top level (jsonscan.Iter):
+// gjson's code would be one more cold stretch on the way to the first
+// event. It answers as gjson's Get would on the valid JSON object.
 func readFirstEvent(data []byte) (ev firstEvent) {
 	trimmed := bytes.TrimSpace(data)
 	s := strView(trimmed)
@@ -272,22 +347,4 @@ func readFirstEvent(data []byte) (ev firstEvent) {
 		ev.isErr = jsonscan.Valid(strView(data))
 	}
 	return ev
-}
-
-// HeadersSettled reports whether an undecided reply's headers are already
-// the ones the client gets, whatever its start turns out to be: an event
-// stream when no conversion can follow (only conversions change headers).
-func (f Format) HeadersSettled(convert bool) bool { return f == FormatSniffEvents && !convert }
-
-// LeadingEventsWithoutData returns the length of the complete events
-// without data (comments, a lone retry:) at the start of an undecided event
-// stream: they do not decide the mode and reach the client at once (SPEC
-// 4). For other formats it is 0. One pass over b, however many there are.
-func LeadingEventsWithoutData(f Format, b []byte) int {
-	if f != FormatSniffEvents {
-		return 0
-	}
-	g := eventGrab{split: SSESplitter{Max: len(b) + 1}}
-	g.split.Feed(b, &g)
-	return g.lead
 }

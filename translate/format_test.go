@@ -38,13 +38,46 @@ func TestDetectHeaders(t *testing.T) {
 		{ReplyHeaders{}, FormatOther, FormatOther, "no type"},
 	}
 	for _, c := range cases {
-		if got := DetectHeaders(RequestChat, c.h, true); got != c.on {
-			t.Errorf("%s, convert on: %v, want %v", c.annotation, got, c.on)
-		}
-		if got := DetectHeaders(RequestChat, c.h, false); got != c.off {
-			t.Errorf("%s, convert off: %v, want %v", c.annotation, got, c.off)
+		for _, convert := range []bool{true, false} {
+			want := c.on
+			if !convert {
+				want = c.off
+			}
+			var d Detector
+			if a := d.Headers(RequestChat, c.h, convert, detectMax); a.Format != want || a.Lead != 0 {
+				t.Errorf("%s, convert %v: %+v, want %v", c.annotation, convert, a, want)
+			}
 		}
 	}
+}
+
+// An undecided event stream's headers go at once when no conversion can
+// follow and the reply is not held whole; any other reply's wait.
+func TestDetectHeadersEarly(t *testing.T) {
+	for _, c := range []struct {
+		mt            string
+		convert, held bool
+		early         bool
+	}{
+		{"text/event-stream", false, false, true},
+		{"text/event-stream", true, false, false},
+		{"text/event-stream", false, true, false},
+		{"text/plain", true, false, false},
+		{"application/json", false, false, false},
+	} {
+		var d Detector
+		if a := d.Headers(RequestChat, ReplyHeaders{MediaType: c.mt, Held: c.held}, c.convert, detectMax); a.Early != c.early {
+			t.Errorf("%+v: early %v", c, a.Early)
+		}
+	}
+}
+
+// detectStart is what a Detector decides from the start of a body of
+// format f shown whole, the events without data at its start counted.
+func detectStart(f Format, body []byte, max int, end, convert bool) (Format, bool) {
+	d := Detector{f: f, convert: convert, max: max}
+	a := d.look(body, end, false)
+	return a.Format, a.Decided()
 }
 
 const detectMax = 256
@@ -108,12 +141,12 @@ func TestDetectStart(t *testing.T) {
 			if c.f == FormatSniffPlain && !convert {
 				continue // DetectHeaders never leaves text/plain open without convert_streams
 			}
-			if got, ok := DetectStart(c.f, []byte(c.body), detectMax, true, convert); !ok || got != want {
+			if got, ok := detectStart(c.f, []byte(c.body), detectMax, true, convert); !ok || got != want {
 				t.Errorf("%s (convert %v): %v %v, want %v", c.name, convert, got, ok, want)
 				continue
 			}
 			for n := 0; n < len(c.body); n++ {
-				if got, ok := DetectStart(c.f, []byte(c.body[:n]), detectMax, false, convert); ok && got != want {
+				if got, ok := detectStart(c.f, []byte(c.body[:n]), detectMax, false, convert); ok && got != want {
 					t.Errorf("%s (convert %v): its first %d bytes decide %v, want %v", c.name, convert, n, got, want)
 					break
 				}
@@ -126,17 +159,24 @@ func TestDetectStart(t *testing.T) {
 // held until its first line ends; one that can be waits.
 func TestDetectStartPlainEarly(t *testing.T) {
 	for body, decided := range map[string]bool{"Hel": true, "{\"a\"": true, "0": false, "0:": false, "0:\"Hi": false, "\ufeff": false, "\n\n": false, "ab": true} {
-		got, ok := DetectStart(FormatSniffPlain, []byte(body), detectMax, false, true)
+		got, ok := detectStart(FormatSniffPlain, []byte(body), detectMax, false, true)
 		if ok != decided || (ok && got != FormatOther) {
 			t.Errorf("%q: %v %v, want decided %v", body, got, ok, decided)
 		}
 	}
 	// An event stream waits for its first event with data.
 	for _, body := range []string{"", ": ping\n\n", "data: {\"type\":\"response.created\"}", "data: {\"type\":\"response.created\"}\n"} {
-		if got, ok := DetectStart(FormatSniffEvents, []byte(body), detectMax, false, true); ok {
+		if got, ok := detectStart(FormatSniffEvents, []byte(body), detectMax, false, true); ok {
 			t.Errorf("%q: decided %v before its first event with data", body, got)
 		}
 	}
+}
+
+// leadOf is the length of the events without data at the start of an
+// undecided body b of format f that go out at once.
+func leadOf(f Format, b []byte, held bool) int {
+	d := Detector{f: f, held: held, max: len(b) + 1}
+	return d.look(b, false, true).Lead
 }
 
 func TestLeadingEventsWithoutData(t *testing.T) {
@@ -150,19 +190,23 @@ func TestLeadingEventsWithoutData(t *testing.T) {
 		": a\n\nevent: e\ndata: y\n\n":       len(": a\n\n"),
 		": unfinished":                       0,
 	} {
-		if got := LeadingEventsWithoutData(FormatSniffEvents, []byte(body)); got != want {
+		if got := leadOf(FormatSniffEvents, []byte(body), false); got != want {
 			t.Errorf("%q: %d, want %d", body, got, want)
 		}
 	}
 	// Many of them, as a hostile upstream may send in one write (a scan
-	// per event, as this once was, takes seconds here; see the benchmark).
+	// per event would take seconds here; see the benchmark).
 	comments := strings.Repeat(": keep-alive\r\n\r\n", 20000)
-	if got := LeadingEventsWithoutData(FormatSniffEvents, []byte(comments+"data: x\n\n: after\n\n")); got != len(comments) {
+	if got := leadOf(FormatSniffEvents, []byte(comments+"data: x\n\n: after\n\n"), false); got != len(comments) {
 		t.Errorf("20000 comments: %d, want %d", got, len(comments))
 	}
-	// Only an undecided event stream has events to pass before deciding.
-	if got := LeadingEventsWithoutData(FormatSniffPlain, []byte(": ping\n\n")); got != 0 {
+	// Only an undecided event stream has events to pass before deciding,
+	// and only when the reply is not held whole.
+	if got := leadOf(FormatSniffPlain, []byte(": ping\n\n"), false); got != 0 {
 		t.Errorf("text/plain: %d, want 0", got)
+	}
+	if got := leadOf(FormatSniffEvents, []byte(": ping\n\n"), true); got != 0 {
+		t.Errorf("held: %d, want 0", got)
 	}
 }
 
@@ -255,4 +299,68 @@ func checkFirstEventWalks(t *testing.T, data []byte) {
 	if got, want := readFirstEvent(data).isErr, isErr && jsonscan.Valid(string(data)); got != want {
 		t.Fatalf("readFirstEvent(%q).isErr = %v; gjson reads %v", data, got, want)
 	}
+}
+
+// FuzzDetectorPieces: a body shown to a Detector in pieces, as the handler
+// shows it (the first write alone, then everything held with each next
+// one), is decided as the whole body is, once the first piece that decides
+// comes or at the end; the leads it passes are complete events without
+// data, and passed and held bytes add up to the body.
+func FuzzDetectorPieces(f *testing.F) {
+	for _, s := range []string{": ping\n\ndata: {\"type\":\"response.created\"}\n\n", "0:\"Hi\"\n", "\ufeff\r\n\n0:\"x\"", "data: {\"type\":\"start\"}\r\n\r\n", "Hello\n", "retry: 1\n\n: a\r\n\r\ndata: x"} {
+		f.Add([]byte(s), []byte{1, 3, 2}, false, true)
+	}
+	f.Fuzz(func(t *testing.T, body, cuts []byte, plain, convert bool) {
+		fm := FormatSniffEvents
+		if plain {
+			fm = FormatSniffPlain
+		}
+		const max = 1 << 20
+		whole := (&Detector{f: fm, convert: convert, held: true, max: max}).look(body, true, false).Format
+		for _, held := range []bool{true, false} {
+			d := Detector{f: fm, convert: convert, held: held, max: max}
+			var kept, passed []byte
+			a := Answer{Format: fm}
+			for at, i := 0, 0; at < len(body) && !a.Decided(); i++ {
+				n := len(body) - at
+				if i < len(cuts) {
+					n = min(n, 1+int(cuts[i])%16)
+				}
+				p := body[at : at+n]
+				at += n
+				show := append(kept, p...)
+				if len(kept) == 0 {
+					show = p
+				}
+				a = d.Body(show, len(p), false)
+				if a.Lead > 0 && (held || !a.Early) {
+					t.Fatalf("held %v: %+v", held, a)
+				}
+				passed = append(passed, show[:a.Lead]...)
+				kept = append([]byte(nil), show[a.Lead:]...)
+				if a.Decided() && held && a.Format != whole {
+					t.Fatalf("%q in pieces %v: %v, whole %v", body, cuts, a.Format, whole)
+				}
+				if a.Decided() {
+					kept = append(kept, body[at:]...)
+				}
+			}
+			if !a.Decided() {
+				a = d.Body(kept, 0, true)
+				passed = append(passed, kept[:a.Lead]...)
+				kept = kept[a.Lead:]
+				if held && a.Format != whole {
+					t.Fatalf("%q in pieces %v, at the end: %v, whole %v", body, cuts, a.Format, whole)
+				}
+			}
+			if string(passed)+string(kept) != string(body) {
+				t.Fatalf("%q: passed %q and kept %q", body, passed, kept)
+			}
+			if len(passed) > 0 {
+				if lead := (&Detector{f: FormatSniffEvents, max: max}).look(passed, false, true).Lead; lead != len(passed) {
+					t.Fatalf("%q: passed %q, which is not all events without data", body, passed)
+				}
+			}
+		}
+	})
 }

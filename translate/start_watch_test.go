@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// StartWatch must never miss the write at which looking at the held bytes
+// startWatch must never miss the write at which looking at the held bytes
 // first decides the format: for random bodies cut into random writes, the
-// first write after which DetectStart decides is one StartWatch asks to
+// first write after which the held bytes decide is one startWatch asks to
 // look at.
 func TestStartWatchNeverMissesTheDecision(t *testing.T) {
 	rng := rand.New(rand.NewSource(int64(seedFor(t))))
@@ -22,16 +22,16 @@ func TestStartWatchNeverMissesTheDecision(t *testing.T) {
 		}
 		b := body.String()
 		for _, f := range []Format{FormatSniffPlain, FormatSniffEvents} {
-			var w StartWatch
+			var w startWatch
 			held := 0
 			for held < len(b) {
 				step := 1 + rng.Intn(4)
 				p := b[held:min(len(b), held+step)]
 				held += len(p)
-				look := w.Worth([]byte(p), f)
-				if _, decided := DetectStart(f, []byte(b[:held]), 1<<20, false, true); decided {
+				look := w.worth([]byte(p), f == FormatSniffEvents)
+				if _, decided := detectStart(f, []byte(b[:held]), 1<<20, false, true); decided {
 					if !look {
-						t.Fatalf("format %v, body %q: decided after %d bytes, but StartWatch did not ask to look", f, b, held)
+						t.Fatalf("format %v, body %q: decided after %d bytes, but startWatch did not ask to look", f, b, held)
 					}
 					break
 				}
@@ -55,10 +55,10 @@ func TestStartWatchLooksAFewTimes(t *testing.T) {
 		{"CRLF lines, one per write", "id: 1\r\n", 20000, FormatSniffEvents},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var w StartWatch
+			var w startWatch
 			looks := 0
 			for i := 0; i < tc.n; i++ {
-				if w.Worth([]byte(tc.write), tc.f) {
+				if w.worth([]byte(tc.write), tc.f == FormatSniffEvents) {
 					looks++
 				}
 			}
