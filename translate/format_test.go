@@ -139,7 +139,7 @@ func TestDetectStart(t *testing.T) {
 				want = c.off
 			}
 			if c.f == FormatSniffPlain && !convert {
-				continue // DetectHeaders never leaves text/plain open without convert_streams
+				continue // the headers never leave text/plain open without convert_streams
 			}
 			if got, ok := detectStart(c.f, []byte(c.body), detectMax, true, convert); !ok || got != want {
 				t.Errorf("%s (convert %v): %v %v, want %v", c.name, convert, got, ok, want)
