@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
@@ -85,16 +84,14 @@ func ApplyStructuredRequest(body []byte, instruction string) ([]byte, error) {
 	return sjson.SetRawBytes(out, "messages."+strconv.Itoa(i)+".content", jsonscan.AppendString(nil, instruction))
 }
 
-// prependSystemMessage returns the JSON array raw with the system message
+// prependSystemMessage returns the JSON array raw (its first byte '[', as
+// gjson's IsArray says) with the system message
 // {"role":"system","content":text} first, keeping the bytes of the other
 // elements.
 func prependSystemMessage(raw, text string) []byte {
-	open := strings.IndexByte(raw, '[')
-	rest := raw[open+1:]
+	rest := raw[1:]
 	dst := make([]byte, 0, len(raw)+len(text)+48)
-	dst = append(dst, `[{"role":"system","content":`...)
-	dst = jsonscan.AppendString(dst, text)
-	dst = append(dst, '}')
+	dst = append(jsonscan.AppendString(append(dst, `[{"role":"system","content":`...), text), '}')
 	if rest[jsonscan.Space(rest, 0)] != ']' {
 		dst = append(dst, ',')
 	}
