@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 	"time"
@@ -25,13 +26,10 @@ func NewChunkHead(id string, created int64, model string) ChunkHead {
 	if created == 0 {
 		created = time.Now().Unix()
 	}
-	if model == "" {
-		model = "unknown"
-	}
 	return ChunkHead{
 		id:      jsonscan.AppendString(nil, id),
 		created: strconv.AppendInt(nil, created, 10),
-		model:   jsonscan.AppendString(nil, model),
+		model:   jsonscan.AppendString(nil, cmp.Or(model, "unknown")),
 	}
 }
 
@@ -64,12 +62,9 @@ func chunkHeadFrom(data []byte, def func() ChunkHead) ChunkHead {
 }
 
 func (h ChunkHead) appendStart(dst []byte) []byte {
-	dst = append(dst, `data: {"id":`...)
-	dst = append(dst, h.id...)
-	dst = append(dst, `,"object":"chat.completion.chunk","created":`...)
-	dst = append(dst, h.created...)
-	dst = append(dst, `,"model":`...)
-	return append(dst, h.model...)
+	dst = append(append(dst, `data: {"id":`...), h.id...)
+	dst = append(append(dst, `,"object":"chat.completion.chunk","created":`...), h.created...)
+	return append(append(dst, `,"model":`...), h.model...)
 }
 
 // AppendDelta appends one SSE event holding a chunk whose choice 0 has a

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"cmp"
 	"strconv"
 
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
@@ -51,16 +52,10 @@ func EdgeRequest(body []byte, defaultModel string, edge, xStream bool) (out []by
 		}
 	}
 	if !root.Get("user").Exists() {
-		user := defaultUser
-		if sid := root.Get("session_id"); sid.Type == gjson.String && sid.Str != "" {
-			user = sid.Str
-		}
-		set("user", user)
+		set("user", cmp.Or(root.Get("session_id").Str, defaultUser)) // Str is "" for what is no string
 	}
-	if m := root.Get("model"); !m.Exists() || m.Type == gjson.Null {
-		if defaultModel != "" {
-			set("model", defaultModel)
-		}
+	if root.Get("model").Type == gjson.Null && defaultModel != "" { // missing or null
+		set("model", defaultModel)
 	}
 	if edge {
 		// The edge endpoint streams exactly when x-stream: true asks for it;

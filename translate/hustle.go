@@ -50,35 +50,34 @@ func (h *Hustle) AddElement(raw []byte) {
 	}
 	// A type that is no string reads as "", no kind.
 	if k := slices.Index(hustleKinds[:], gjson.Get(s, "type").Str); k >= 0 && raw[0] == '{' {
-		if !h.room(len(raw) - len(h.kinds[k])) {
+		if !h.take(len(raw) - len(h.kinds[k])) {
 			return
 		}
 		if h.kinds[k] == nil {
 			h.order[h.n] = int8(k)
 			h.n++
 		}
-		h.held += len(raw) - len(h.kinds[k])
 		h.kinds[k] = append(h.kinds[k][:0], raw...)
 		return
 	}
-	if len(h.data) >= MaxHustleData || !h.room(len(raw)+1) {
+	if len(h.data) >= MaxHustleData || !h.take(len(raw)+1) {
 		return
 	}
-	h.held += len(raw) + 1
 	h.data = append(h.data, append([]byte(nil), raw...))
 }
 
-// room reports whether n more bytes fit within Max, noting a drop when not.
-func (h *Hustle) room(n int) bool {
+// take holds n more bytes when they fit within Max, noting a drop when not.
+func (h *Hustle) take(n int) bool {
 	max := h.Max
 	if max <= 0 {
 		max = DefaultMaxMetaBytes
 	}
-	if h.held+n <= max {
-		return true
+	if h.held+n > max {
+		h.over = true
+		return false
 	}
-	h.over = true
-	return false
+	h.held += n
+	return true
 }
 
 // Empty reports whether no element came.
@@ -117,7 +116,7 @@ func (h *Hustle) AppendTo(m *Meta, summary bool) {
 	b = append(b[:len(b)-1], '}')
 	m.Set(KeyHustle, b)
 	if summary && h.n > 0 && !m.Has(KeyStructuredResult) {
-		if sr := h.appendSummary(nil); sr != nil {
+		if sr := h.summary(); sr != nil {
 			m.Set(KeyStructuredResult, sr)
 		}
 	}
@@ -133,31 +132,25 @@ func (h *Hustle) kind(names ...string) gjson.Result {
 	return gjson.Result{}
 }
 
-// appendSummary appends the key_value summary of SPEC 5.1, or returns nil
-// when it would have no entry. Each entry is there only when its source is
+// summary is the key_value summary of SPEC 5.1, or nil when it would have
+// no entry. Each entry is there only when its source is
 // present: not missing, not null, not an empty string or list.
-func (h *Hustle) appendSummary(dst []byte) []byte {
+func (h *Hustle) summary() []byte {
 	reasoning := h.kind("reasoning")
 	intent := h.kind("intent_context")
 	devTools := h.kind("dev_tools_info")
 	tokens := h.kind("token_usage", "path_info")
 
-	start := len(dst)
-	dst = append(dst, `{"type":"key_value","entries":[`...)
-	entries := 0
+	dst := []byte(`{"type":"key_value","entries":[`)
 	add := func(key, value string) {
 		if value == "" {
 			return
 		}
-		if entries > 0 {
+		if dst[len(dst)-1] == '}' { // not the first
 			dst = append(dst, ',')
 		}
-		entries++
-		dst = append(dst, `{"key":`...)
-		dst = jsonscan.AppendString(dst, key)
-		dst = append(dst, `,"value":`...)
-		dst = jsonscan.AppendString(dst, value)
-		dst = append(dst, '}')
+		dst = jsonscan.AppendString(append(dst, `{"key":`...), key)
+		dst = append(jsonscan.AppendString(append(dst, `,"value":`...), value), '}')
 	}
 
 	add("Intent", cmp.Or(summaryText(reasoning.Get("activeIntent")), summaryText(intent.Get("intentContext.activeIntent"))))
@@ -178,11 +171,10 @@ func (h *Hustle) appendSummary(dst []byte) []byte {
 	if cost := summaryText(tokens.Get("costUsd")); cost != "" {
 		add("Cost", "$"+cost)
 	}
-	if entries == 0 {
+	if dst[len(dst)-1] == '[' {
 		return nil
 	}
-	dst = append(dst, "]}"...)
-	return dst[start:]
+	return append(dst, "]}"...)
 }
 
 // summaryText is a value as the summary shows it: strings as they are,

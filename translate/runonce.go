@@ -24,10 +24,7 @@ func replyText(root gjson.Result) (string, bool) {
 			}
 		}
 	}
-	if t := root.Get("choices.0.text"); t.Type == gjson.String {
-		return t.Str, true
-	}
-	for _, k := range []string{"output", "response", "message", "text", "content"} {
+	for _, k := range []string{"choices.0.text", "output", "response", "message", "text", "content"} {
 		if t := root.Get(k); t.Type == gjson.String {
 			return t.Str, true
 		}

@@ -48,22 +48,16 @@ func CleanHeaderValue(s string) string {
 // space, at most MaxToolsHeader bytes of whole names in order (the first
 // name that would cross the bound ends the list). "" when there is none.
 func ToolsHeader(tools []string) string {
-	var b []byte
+	b := make([]byte, 0, min(MaxToolsHeader, 16*len(tools)))
 	for _, t := range tools {
-		n := len(t)
-		if len(b) > 0 {
-			n += 2
+		sep := ", "
+		if len(b) == 0 {
+			sep = ""
 		}
-		if len(b)+n > MaxToolsHeader {
+		if len(b)+len(sep)+len(t) > MaxToolsHeader {
 			break
 		}
-		if b == nil {
-			b = make([]byte, 0, min(MaxToolsHeader, 16*len(tools)))
-		}
-		if len(b) > 0 {
-			b = append(b, ',', ' ')
-		}
-		b = appendClean(b, t)
+		b = appendClean(append(b, sep...), t)
 	}
 	return string(b)
 }

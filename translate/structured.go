@@ -2,11 +2,9 @@ package translate
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/llm-meta/llm_meta/internal/jsonscan"
@@ -28,42 +26,20 @@ const DefaultStructuredInstruction = "Answer in two steps. First, work out which
 	"\"topics\", and \"scheduling_intent\" when the user talks about a date or time for something. " +
 	"Answer with the JSON object of the response schema only, with no text before or after it."
 
-// structuredIntents are the values of the schema's intent enum (SPEC 7).
-var structuredIntents = []string{
-	"question", "request", "task_delegation", "feedback", "complaint", "follow_up", "attachment_analysis",
-}
-
-// structuredEntityTypes are the values of the schema's entity type enum (SPEC 7).
-var structuredEntityTypes = []string{
-	"person", "organization", "location", "product", "project", "document", "event", "money", "date",
-	"investor", "advisor", "metric", "technology", "tool", "service", "methodology", "credential",
-	"timeframe", "feature", "url", "email_address",
-}
-
-// structuredResponseFormat is the response_format value sent upstream,
-// built once. The schema lists entities before reply, the order the
-// instruction asks the model to work in (models that honour the property
-// order then name the entities first); the required keys are SPEC 7's.
-var structuredResponseFormat = buildStructuredResponseFormat()
-
-func buildStructuredResponseFormat() []byte {
-	enum := func(dst []byte, vals []string) []byte {
-		list, _ := json.Marshal(vals)
-		return append(dst, list...)
-	}
-	b := []byte(`{"type":"json_schema","json_schema":{"name":"structured_reply","schema":{"type":"object","properties":{`)
-	b = append(b, `"entities":{"type":"array","description":"The entities the user's message is about, named before the reply is written.","items":{"type":"object","properties":{"name":{"type":"string"},"type":{"type":"string","enum":`...)
-	b = enum(b, structuredEntityTypes)
-	b = append(b, `}},"required":["name","type"]}},`...)
-	b = append(b, `"reply":{"type":"string","description":"The reply to the user, in Markdown."},`...)
-	b = append(b, `"intent":{"type":"string","enum":`...)
-	b = enum(b, structuredIntents)
-	b = append(b, `},"requires_user_action":{"type":"boolean"},`...)
-	b = append(b, `"topics":{"type":"array","items":{"type":"string"},"minItems":2,"maxItems":4},`...)
-	b = append(b, `"scheduling_intent":{"type":"object","properties":{"detected":{"type":"boolean"},"datetime_mentioned":{"type":"string"}}}`...)
-	b = append(b, `},"required":["reply","intent"]}}}`...)
-	return b
-}
+// structuredResponseFormat is the response_format value sent upstream, with
+// SPEC 7's enums and required keys. The schema lists entities before reply,
+// the order the instruction asks the model to work in (models that honour
+// the property order then name the entities first).
+var structuredResponseFormat = []byte(`{"type":"json_schema","json_schema":{"name":"structured_reply","schema":{"type":"object","properties":{` +
+	`"entities":{"type":"array","description":"The entities the user's message is about, named before the reply is written.",` +
+	`"items":{"type":"object","properties":{"name":{"type":"string"},"type":{"type":"string","enum":[` +
+	`"person","organization","location","product","project","document","event","money","date","investor","advisor",` +
+	`"metric","technology","tool","service","methodology","credential","timeframe","feature","url","email_address"]}},` +
+	`"required":["name","type"]}},"reply":{"type":"string","description":"The reply to the user, in Markdown."},` +
+	`"intent":{"type":"string","enum":["question","request","task_delegation","feedback","complaint","follow_up","attachment_analysis"]},` +
+	`"requires_user_action":{"type":"boolean"},"topics":{"type":"array","items":{"type":"string"},"minItems":2,"maxItems":4},` +
+	`"scheduling_intent":{"type":"object","properties":{"detected":{"type":"boolean"},"datetime_mentioned":{"type":"string"}}}},` +
+	`"required":["reply","intent"]}}}`)
 
 var errStructuredNotObject = errors.New("request body is not a JSON object")
 
@@ -81,51 +57,41 @@ func ApplyStructuredRequest(body []byte, instruction string) ([]byte, error) {
 	}
 	instruction = cmp.Or(instruction, DefaultStructuredInstruction)
 	msgs := root.Get("messages")
-
 	out, err := sjson.SetRawBytes(body, "response_format", structuredResponseFormat)
-	if err != nil {
-		return nil, err
-	}
 	switch {
-	case !msgs.Exists():
-		out, err = sjson.SetRawBytes(out, "messages", prependSystemMessage("[]", instruction))
-	case msgs.IsArray():
-		sysIndex, sysContent := -1, gjson.Result{}
-		i := 0
-		msgs.ForEach(func(_, m gjson.Result) bool {
-			if m.Get("role").Str == "system" {
-				sysIndex, sysContent = i, m.Get("content")
-				return false
-			}
-			i++
-			return true
-		})
-		if sysIndex >= 0 && sysContent.Type == gjson.String {
-			text := instruction
-			if sysContent.Str != "" {
-				text = sysContent.Str + "\n\n" + instruction
-			}
-			out, err = sjson.SetRawBytes(out, "messages."+strconv.Itoa(sysIndex)+".content", jsonscan.AppendString(nil, text))
-		} else {
-			out, err = sjson.SetRawBytes(out, "messages", prependSystemMessage(msgs.Raw, instruction))
-		}
-	}
-	if err != nil {
+	case err != nil:
 		return nil, err
+	case !msgs.Exists():
+		return sjson.SetRawBytes(out, "messages", prependSystemMessage("[]", instruction))
+	case !msgs.IsArray():
+		return out, nil
 	}
-	return out, nil
+	sys, i := gjson.Result{}, -1 // the first system message's content and index
+	msgs.ForEach(func(_, m gjson.Result) bool {
+		i++
+		if m.Get("role").Str == "system" {
+			sys = m.Get("content")
+			return false
+		}
+		return true
+	})
+	if sys.Type != gjson.String {
+		return sjson.SetRawBytes(out, "messages", prependSystemMessage(msgs.Raw, instruction))
+	}
+	if sys.Str != "" {
+		instruction = sys.Str + "\n\n" + instruction
+	}
+	return sjson.SetRawBytes(out, "messages."+strconv.Itoa(i)+".content", jsonscan.AppendString(nil, instruction))
 }
 
-// prependSystemMessage returns the JSON array raw with the system message
+// prependSystemMessage returns the JSON array raw (its first byte '[', as
+// gjson's IsArray says) with the system message
 // {"role":"system","content":text} first, keeping the bytes of the other
 // elements.
 func prependSystemMessage(raw, text string) []byte {
-	open := strings.IndexByte(raw, '[')
-	rest := raw[open+1:]
+	rest := raw[1:]
 	dst := make([]byte, 0, len(raw)+len(text)+48)
-	dst = append(dst, `[{"role":"system","content":`...)
-	dst = jsonscan.AppendString(dst, text)
-	dst = append(dst, '}')
+	dst = append(jsonscan.AppendString(append(dst, `[{"role":"system","content":`...), text), '}')
 	if rest[jsonscan.Space(rest, 0)] != ']' {
 		dst = append(dst, ',')
 	}
@@ -170,10 +136,8 @@ func appendStructuredMetadata(dst []byte, root gjson.Result) []byte {
 	})
 	intent, action, entities, topics, sched := v[0], v[1], v[2], v[3], v[4]
 
-	dst = append(dst, `{"intent":`...)
-	dst = jsonscan.AppendString(dst, valueAsString(intent))
-	dst = append(dst, `,"requires_user_action":`...)
-	dst = strconv.AppendBool(dst, action.Bool())
+	dst = jsonscan.AppendString(append(dst, `{"intent":`...), valueAsString(intent))
+	dst = strconv.AppendBool(append(dst, `,"requires_user_action":`...), action.Bool())
 	dst = append(dst, `,"entities":[`...)
 	if entities.IsArray() {
 		entities.ForEach(func(_, e gjson.Result) bool {
@@ -189,11 +153,8 @@ func appendStructuredMetadata(dst []byte, root gjson.Result) []byte {
 			if dst[len(dst)-1] != '[' { // not the first
 				dst = append(dst, ',')
 			}
-			dst = append(dst, `{"name":`...)
-			dst = jsonscan.AppendString(dst, name)
-			dst = append(dst, `,"type":`...)
-			dst = jsonscan.AppendString(dst, typ)
-			dst = append(dst, '}')
+			dst = jsonscan.AppendString(append(dst, `{"name":`...), name)
+			dst = append(jsonscan.AppendString(append(dst, `,"type":`...), typ), '}')
 			return true
 		})
 	}
@@ -212,10 +173,8 @@ func appendStructuredMetadata(dst []byte, root gjson.Result) []byte {
 	}
 	dst = append(dst, ']')
 	if sched.IsObject() {
-		dst = append(dst, `,"scheduling":{"detected":`...)
-		dst = strconv.AppendBool(dst, sched.Get("detected").Bool())
-		dst = append(dst, `,"datetime_mentioned":`...)
-		dst = jsonscan.AppendString(dst, valueAsString(sched.Get("datetime_mentioned")))
+		dst = strconv.AppendBool(append(dst, `,"scheduling":{"detected":`...), sched.Get("detected").Bool())
+		dst = jsonscan.AppendString(append(dst, `,"datetime_mentioned":`...), valueAsString(sched.Get("datetime_mentioned")))
 		dst = append(dst, '}')
 	}
 	return append(dst, '}')

@@ -82,10 +82,7 @@ func TrimPrompt(body []byte, maxChars int) (out []byte, trimmedTo int64, trimmed
 
 	protected := msgs[len(msgs)-1].owner
 	changed := false
-	for i := range msgs {
-		if total <= maxChars {
-			break
-		}
+	for i := 0; i < len(msgs) && total > maxChars; i++ {
 		if msgs[i].owner != int32(i) || int32(i) == protected {
 			continue
 		}
@@ -97,8 +94,7 @@ func TrimPrompt(body []byte, maxChars int) (out []byte, trimmedTo int64, trimmed
 		return body, 0, false
 	}
 
-	arr := make([]byte, 0, len(msgsRes.Raw))
-	arr = append(arr, '[')
+	arr := append(make([]byte, 0, len(msgsRes.Raw)), '[')
 	i := 0
 	msgsRes.ForEach(func(_, m gjson.Result) bool {
 		o := msgs[i].owner
