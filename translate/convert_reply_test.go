@@ -73,7 +73,7 @@ func TestConvertedToolCalls(t *testing.T) {
 			func(w io.Writer, o ConvertOptions) io.WriteCloser { return NewUIStreamConverter(w, o) },
 			`b {"y":2}|b []|`},
 	} {
-		rep := &Reply{ToolArguments: true}
+		rep := &Reply{Asked: Asked{ToolArguments: true}}
 		w := c.conv(io.Discard, ConvertOptions{Reply: rep, MaxLine: 1 << 20})
 		w.Write([]byte(c.in))
 		w.Close()

@@ -11,13 +11,8 @@ import (
 const KeyCost = "cost_usd"
 
 // SetCostHeader records the cost in LiteLLM's x-litellm-response-cost
-// header, which the caller reads: like Hustle's costUsd (hustle.go, a lower
-// rank), a cost the upstream reported outside a usage object. A value that
-// is not a number, or a negative, infinite or NaN figure, is not a cost. Of
-// the upstream's own figures SPEC 9.2 takes usage.cost first, the header
-// next, Hustle's last, whatever order they come in (the header is read
-// before the body): a figure replaces one of a lower rank; of one rank the
-// first wins.
+// header, which the caller reads before the body: its rank (costRank), not
+// that order, decides which figure wins.
 func (r *Reply) SetCostHeader(v string) {
 	if v == "" {
 		return // most replies: no header, and no error value made
@@ -27,7 +22,9 @@ func (r *Reply) SetCostHeader(v string) {
 	}
 }
 
-// costRank orders the upstream's own cost figures (SPEC 9.2).
+// costRank orders the cost figures as SPEC 9.2 takes them, whatever order
+// they come in: a figure replaces one of a lower rank; of one rank the
+// first wins. A negative, infinite or NaN figure is not a cost.
 type costRank uint8
 
 const (
@@ -56,4 +53,40 @@ func (r *Reply) setCostFrom(usage gjson.Result) {
 func appendCost(dst []byte, usd float64) []byte {
 	usd = math.Round(usd*1e9) / 1e9
 	return strconv.AppendFloat(dst, usd, 'f', -1, 64)
+}
+
+// Price is one row of the prices table (SPEC 9.2): US dollars per million
+// tokens for the models its glob matches.
+type Price struct {
+	// Model is a model glob (SPEC 1): * and ? match / too.
+	Model string `json:"model"`
+	// Input and Output are the prices of input and output tokens.
+	Input  float64 `json:"input"`
+	Output float64 `json:"output"`
+	// CachedInput is the price of cached input tokens; nil: Input.
+	CachedInput *float64 `json:"cached_input,omitempty"`
+}
+
+// PriceOf returns the first row whose glob matches model.
+func PriceOf(prices []Price, model string) (*Price, bool) {
+	if model == "" {
+		return nil, false
+	}
+	for i := range prices {
+		if MatchModel(prices[i].Model, model) {
+			return &prices[i], true
+		}
+	}
+	return nil, false
+}
+
+// Cost is the cost of usage at this price: (input − cached) × input +
+// cached × cached input + output × output, over one million.
+func (p *Price) Cost(u *Usage) float64 {
+	cachedPrice := p.Input
+	if p.CachedInput != nil {
+		cachedPrice = *p.CachedInput
+	}
+	cached := min(u.Cached, u.Input)
+	return (float64(u.Input-cached)*p.Input + float64(cached)*cachedPrice + float64(u.Output)*p.Output) / 1e6
 }

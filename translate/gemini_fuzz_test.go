@@ -35,7 +35,7 @@ func geminiFuzzSeeds(f *testing.F) []string {
 // pattern makes, forwarding or collecting the text (run-once).
 func runGemini(f Format, in, pattern []byte, runOnce bool) (string, *Reply) {
 	var out bytes.Buffer
-	rep := &Reply{WantContent: runOnce, MaxContent: 1 << 20}
+	rep := &Reply{Asked: Asked{WantContent: runOnce, MaxContent: 1 << 20}}
 	opts := StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Reply: rep}
 	w, _ := OpenStream(f, &out, opts, ConvertOptions{}, nil)
 	for _, p := range fuzzPieces(in, pattern) {

@@ -291,7 +291,7 @@ var hostileShapes = []hostileShape{
 		return []byte(rep(n, "", func(i int) string { return sseEvent(chunkHead + `{"index":0,"delta":{"content":"word "}}]}`) }))
 	}, func(in []byte) {
 		// The run-once path: the record collects the text.
-		rep := &Reply{WantContent: true, MaxContent: 1 << 30}
+		rep := &Reply{Asked: Asked{WantContent: true, MaxContent: 1 << 30}}
 		c := NewRewriter(io.Discard, StreamOptions{MaxEvent: hostileMaxEvent, FinalMeta: true, Reply: rep}, nil)
 		c.Write(in)
 		c.Close()

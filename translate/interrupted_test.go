@@ -14,7 +14,7 @@ func throughStream(t *testing.T, f Format, in string, n int, sse StreamOptions) 
 		sse.MaxEvent = 1 << 20
 	}
 	var w recWriter
-	rep := &Reply{WantContent: true}
+	rep := &Reply{Asked: Asked{WantContent: true}}
 	sse.Reply = rep
 	chain, _ := OpenStream(f, &w, sse, ConvertOptions{Model: "m", MaxLine: 1 << 20, Created: 1}, nil)
 	for rest := in; len(rest) > 0; {
@@ -188,7 +188,7 @@ func TestBrokenStreamIsNotInterrupted(t *testing.T) {
 		{FormatUIStream, "data: {\"type\":\"text-delta\",\"delta\":\"a\"}\n\n"},
 	} {
 		var w recWriter
-		rep := &Reply{Broken: true}
+		rep := &Reply{Told: Told{Broken: true}}
 		chain, _ := OpenStream(c.f, &w, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, MarkInterrupted: true, Reply: rep}, ConvertOptions{Model: "m"}, nil)
 		chain.Write([]byte(c.in))
 		chain.Close()

@@ -111,12 +111,12 @@ func partsCalls() []func() (*Meta, JSONOptions) {
 			return &trimmed, JSONOptions{Reply: new(Reply), Buf: make([]byte, 0, 64)}
 		},
 		func() (*Meta, JSONOptions) {
-			rep := &Reply{Prices: []Price{{Model: "*", Input: 1, Output: 2}}, RequestModel: "m"}
+			rep := &Reply{Asked: Asked{Prices: []Price{{Model: "*", Input: 1, Output: 2}}, RequestModel: "m"}}
 			return nil, JSONOptions{Reply: rep, BeforeEnd: func(r *Reply) { r.Meta.AddTool("hook:" + r.ID + ":" + r.Model) }}
 		},
 		func() (*Meta, JSONOptions) { return &trimmed, JSONOptions{Structured: true} },
 		func() (*Meta, JSONOptions) {
-			return nil, JSONOptions{Reply: &Reply{WantContent: true}}
+			return nil, JSONOptions{Reply: &Reply{Asked: Asked{WantContent: true}}}
 		},
 	}
 }

@@ -37,8 +37,8 @@ type jsonPlan struct {
 	few  [4]jsonCut
 	n    int       // cuts in few
 	more []jsonCut // every cut, once there are more than few holds
-	// rebuilt: body is no longer the body as it came but a copy with a
-	// structured reply's text set (the cuts are of that copy).
+	// rebuilt: body is a copy of the body as it came, with a structured
+	// reply's text set (the cuts are of that copy).
 	rebuilt bool
 }
 
@@ -73,8 +73,8 @@ func (p *jsonPlan) reserve(n int) {
 
 // sort puts the cuts in the order of the body. They never overlap. One
 // cut, the usual plan, is not handed to the sort: its code, run for
-// nothing, would be cold code the reply waits for (BENCHMARKS.md, eighth
-// round).
+// nothing, would be cold code the reply waits for (bench/HISTORY.md, "the
+// JSON gap is cold code").
 func (p *jsonPlan) sort() {
 	cuts := p.cuts()
 	if len(cuts) < 2 {

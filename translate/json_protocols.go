@@ -74,8 +74,8 @@ type jsonTop struct {
 }
 
 // at returns where the value of the first top-level member key, one of
-// the protocol's paths, starts: found among its paths, not by the index's
-// tree (JSONReply2K/chat: 200 instructions fewer).
+// the protocol's paths, starts: found among its few paths, which is
+// cheaper than a walk of the index's tree.
 func (t *jsonTop) at(key string) (int, bool) {
 	for i, path := range t.j.tops {
 		if path == key && t.v[i] != 0 {

@@ -132,7 +132,7 @@ func TestJSONReplyText(t *testing.T) {
 		{"anthropic error", `{"type":"message","content":[],"error":{"message":"Stopped"}}`, "", "Stopped"},
 	}
 	for _, c := range cases {
-		rep := &Reply{WantContent: true}
+		rep := &Reply{Asked: Asked{WantContent: true}}
 		out, _, ok := RewriteJSONReply([]byte(c.body), nil, JSONOptions{Reply: rep})
 		if !ok {
 			t.Fatalf("%s: not read", c.name)

@@ -73,9 +73,9 @@ func TestMadeDeltasSameAsRead(t *testing.T) {
 	setups := map[string]func(*StreamOptions){
 		"plain": func(*StreamOptions) {},
 		"run-once": func(o *StreamOptions) {
-			o.Reply = &Reply{WantContent: true, MaxContent: 1 << 20}
+			o.Reply = &Reply{Asked: Asked{WantContent: true, MaxContent: 1 << 20}}
 		},
-		"timing":     func(o *StreamOptions) { o.Reply = &Reply{Timing: true, Start: time.Now()} },
+		"timing":     func(o *StreamOptions) { o.Reply = &Reply{Asked: Asked{Timing: true, Start: time.Now()}} },
 		"structured": func(o *StreamOptions) { o.Chat.Structured = NewReplyStream(1 << 20) },
 	}
 	rng := rand.New(rand.NewSource(1))

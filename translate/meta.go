@@ -21,14 +21,12 @@ import (
 // they were first seen, so the output reads like the input.
 //
 // A Meta is bounded (SPEC 8.1): its JSON never grows past its byte limit
-// (max_meta_bytes, DefaultMaxMetaBytes unless Limit says otherwise) and
-// tools_used holds at most MaxMetaTools names. What would cross a bound is
-// dropped whole (a key with its value, a tool name), and the first drop is
-// reported as ReasonMetaTooLarge. Values are kept compact and in valid
-// UTF-8, a structured_result made text-safe as it is stored (SPEC 4.1), so
-// that the bound is on the bytes that go out. Look-ups of keys and tool
-// names are by map once there are more than a few, so that no number of
-// keys or names makes merging quadratic.
+// (Limit) and tools_used holds at most MaxMetaTools names; what would cross
+// a bound is dropped whole (a key with its value, a tool name), the first
+// drop reported. Values are stored as they go out (metaValue), so that the
+// bound is on the bytes sent. Keys and tool names are looked up by map once
+// there are more than a few, so that no number of them makes merging
+// quadratic.
 //
 // The zero value is an empty Meta ready to use. A Meta that holds tool
 // names must not be copied: the copies would share the memory the names
@@ -173,11 +171,8 @@ func (m *Meta) touch(key string) int {
 		// No key yet, so no tool either: all of the first storage at once.
 		m.useStore(new(metaStore))
 	}
-	// Keys and names often come from gjson look-ups on a caller's buffer
-	// (strView): copy them, since m outlives that buffer (the module's
-	// own keys are constants and need no copy).
-	k := ownKey(key)
-	m.keys = append(m.keys, k)
+	// A key is often a view of a caller's buffer (strView), which m outlives.
+	m.keys = append(m.keys, ownKey(key))
 	m.vals = append(m.vals, nil)
 	m.kidx = indexed(m.keys, m.kidx)
 	return len(m.keys) - 1
@@ -193,7 +188,7 @@ func (m *Meta) useStore(st *metaStore) {
 }
 
 // moduleKeys are the keys the module writes itself, usage first: nearly
-// every reply writes it (BenchmarkJSONReply2K/anthropic: 50 instructions fewer).
+// every reply writes it, and the look-up stops at the first match.
 var moduleKeys = [...]string{KeyUsage, KeyCost, KeyToolCalls, KeyTiming, KeyHustle,
 	keyTools, keyTrimmed, KeyStructuredResult, KeyStructuredMetadata}
 
@@ -359,10 +354,9 @@ func (m *Meta) memberLen(i int) int {
 	return jsonscan.StringLen(m.keys[i]) + 2 + len(m.vals[i])
 }
 
-// metaValue is raw as it is stored: white space between tokens removed so
-// that meta events stay one line, invalid UTF-8 as U+FFFD. It is raw itself
-// when nothing changes. (A structured_result is made text-safe by
-// setValue.)
+// metaValue is raw as it is stored: compact (compactJSON), invalid UTF-8
+// as U+FFFD; raw itself when nothing changes. (A structured_result is made
+// text-safe by setValue, SPEC 4.1.)
 func metaValue(raw []byte) []byte {
 	v := compactJSON(raw)
 	if !utf8.Valid(v) {

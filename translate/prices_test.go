@@ -144,13 +144,13 @@ func TestSealCostFromPrices(t *testing.T) {
 		withoutUses bool
 	}{
 		// claude-*: 800×3 + 200×0.3 + 100×15 = 3960 per million.
-		{"reply's model", Reply{Model: "claude-sonnet-4-5", RequestModel: "gpt-4o"}, -1, "0.00396", false},
+		{"reply's model", Reply{Asked: Asked{RequestModel: "gpt-4o"}, Told: Told{Model: "claude-sonnet-4-5"}}, -1, "0.00396", false},
 		// gpt-4o*: 1000×2.5 + 100×10 = 3500.
-		{"request's model", Reply{RequestModel: "gpt-4o"}, -1, "0.0035", false},
-		{"upstream's figure wins", Reply{Model: "claude-x"}, 0.5, "0.5", false},
+		{"request's model", Reply{Asked: Asked{RequestModel: "gpt-4o"}}, -1, "0.0035", false},
+		{"upstream's figure wins", Reply{Told: Told{Model: "claude-x"}}, 0.5, "0.5", false},
 		{"no model", Reply{}, -1, "", false},
-		{"no usage", Reply{Model: "claude-x"}, -1, "", true},
-		{"no row", Reply{Model: "llama"}, -1, "", false},
+		{"no usage", Reply{Told: Told{Model: "claude-x"}}, -1, "", true},
+		{"no row", Reply{Told: Told{Model: "llama"}}, -1, "", false},
 	}
 	for _, c := range cases {
 		r := c.rep
@@ -182,7 +182,7 @@ func TestUpstreamCostInReplies(t *testing.T) {
 		"responses": `{"object":"response","output":[],"usage":{"input_tokens":1,"output_tokens":1,"cost":0.0123}}`,
 		"anthropic": `{"type":"message","content":[],"usage":{"input_tokens":1,"output_tokens":1,"cost":0.0123}}`,
 	} {
-		_, m, _ := RewriteJSONReply([]byte(body), nil, JSONOptions{Reply: &Reply{Prices: testPrices, RequestModel: "gpt-4o"}})
+		_, m, _ := RewriteJSONReply([]byte(body), nil, JSONOptions{Reply: &Reply{Asked: Asked{Prices: testPrices, RequestModel: "gpt-4o"}}})
 		cost(t, name, m, "0.0123")
 	}
 	stream := contentEv("x") + ev(`{`+upHead+`,"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"cost":0.0123}}`) + doneEv

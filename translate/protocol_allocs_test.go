@@ -36,7 +36,7 @@ func TestProtocolPassthroughAllocs(t *testing.T) {
 					"whole": func(r *Rewriter) { r.Write(ev) },
 					"split": func(r *Rewriter) { r.Write(half1); r.Write(half2) },
 				} {
-					rep := &Reply{Timing: timing, Start: time.Now()}
+					rep := &Reply{Asked: Asked{Timing: timing, Start: time.Now()}}
 					var out countWriter
 					r := NewRewriter(&out, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Protocol: p.protocol, Reply: rep}, nil)
 					io.WriteString(r, p.warm)

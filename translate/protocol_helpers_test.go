@@ -90,7 +90,7 @@ func lastEventData(t *testing.T, out string) string {
 func withContent(opts func() StreamOptions) func() StreamOptions {
 	return func() StreamOptions {
 		o := opts()
-		o.Reply = &Reply{WantContent: true}
+		o.Reply = &Reply{Asked: Asked{WantContent: true}}
 		return o
 	}
 }

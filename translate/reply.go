@@ -19,22 +19,57 @@ const NoResponse = "No response from gateway."
 
 // Reply is the record of one upstream reply, whatever protocol it came in:
 // what every consumer (forwarding, run-once, the edge stream, structured
-// output, the OpenClaw look-up) needs, filled as the reply is read. A
-// protocol reads its wire format into it; consumers read only it.
+// output, the OpenClaw look-up) needs. A protocol reads its wire format into
+// it; consumers read only it. Its parts say who writes what: the caller sets
+// Asked before the reply is read, the reading writes Told, and the scratch
+// is the record's own memory, so that a record used again (httpmeta keeps
+// one per exchange, pooled) reads the usual reply without allocating.
 //
 // The zero value is ready to use. Nothing in it refers to the reader's
 // buffers: every string is copied.
 type Reply struct {
+	Asked
+	Told
+	scratch
+}
+
+// Asked is what the request and the configuration ask of a reply's record,
+// set before the reply is read.
+type Asked struct {
+	// ToolArguments asks for each tool call's arguments in
+	// meta.tool_calls (tool_arguments, SPEC 11.3).
+	ToolArguments bool
+	// Prices is the prices table (SPEC 9.2), and RequestModel the model of
+	// the request: the reply's cost comes from them when the upstream
+	// reported none.
+	Prices       []Price
+	RequestModel string
+	// Timing adds meta.timing (SPEC 9.3), measured from Start.
+	Timing bool
+	Start  time.Time
+	// WantContent asks for the reply's text (choice 0, the output text,
+	// the text blocks), at most MaxContent bytes.
+	WantContent bool
+	MaxContent  int
+	// requestBody is the request's body, whose model is read only when
+	// needed (requestModel); requestKnown, that SetRequest was called.
+	requestBody  []byte
+	requestKnown bool
+}
+
+// Told is what the reply told, written as it is read; consumers read it
+// once it has ended.
+type Told struct {
 	// Meta is the merged meta (SPEC 4.1): what the module derived from the
 	// request, then what the reply carried, in the order it came.
 	Meta Meta
 	// Usage is the token usage the reply reported (SPEC 9.1).
 	Usage Usage
 	// Cost is the cost in US dollars the upstream reported itself (SPEC
-	// 9.2, 1.), when HasCost.
+	// 9.2, 1.), when HasCost; costRank says which figure it is (cost.go).
 	Cost     float64
 	HasCost  bool
-	costRank costRank // which figure Cost is (cost.go)
+	costRank costRank
 	// ID and Model are the reply's own (a chat completion's or response's
 	// id, a message id), as far as it named them. Chat replies copy them
 	// only for a consumer that reads them: the end hook (BeforeEnd, the
@@ -51,64 +86,42 @@ type Reply struct {
 	// protocol defines (SPEC 11.1): meta.interrupted, the warning, the
 	// metric and the placeholder read it.
 	Interrupted bool
-	// Broken is set by the caller when the upstream's connection failed
-	// mid-stream: a stream that did not end cleanly is not interrupted
-	// (SPEC 11.1), whatever its reader saw.
+	// Broken is set by the caller, which alone sees the upstream's
+	// connection fail mid-stream: a stream that did not end cleanly is not
+	// interrupted (SPEC 11.1), whatever its reader saw.
 	Broken bool
 
-	// ToolArguments asks for each tool call's arguments in
-	// meta.tool_calls (tool_arguments, SPEC 11.3): the protocols read the
-	// calls into calls (toolcalls.go), Seal writes them.
-	ToolArguments bool
-	calls         toolCalls
-
+	calls toolCalls // the calls, for meta.tool_calls (toolcalls.go)
 	// jsonProtocol: a JSON reply was read by a registered protocol's
 	// reading (not as a chat completion): JSONReplyText then returns the
 	// text the record collected.
 	jsonProtocol bool
-
-	// Prices is the prices table (SPEC 9.2), and RequestModel the model of
-	// the request: the reply's cost comes from them when the upstream
-	// reported none.
-	Prices       []Price
-	RequestModel string
-
-	// Timing adds meta.timing (SPEC 9.3), measured from Start.
-	Timing    bool
-	Start     time.Time
-	firstText time.Time
-
-	// WantContent asks the protocol to collect the reply's text (choice 0,
-	// the output text, the text blocks), at most MaxContent bytes.
-	WantContent bool
-	MaxContent  int
-
-	content   []byte
-	usageJSON [256]byte // where Seal builds meta.usage and meta.cost_usd: the record's own memory
-	modelBuf  [64]byte  // where Model is kept when it fits (setModel)
-	// requestBody is the request's body, whose model is read only when
-	// needed (requestModel); requestKnown, that SetRequest was called.
-	requestBody  []byte
-	requestKnown bool
-	store        metaStore // the first storage of Meta (useStore): no allocation of its own
-	sep          bool      // text of a new item or block is due: join with "\n"
-	over         bool
+	firstText    time.Time // when the first text went by (Timing)
+	content      []byte    // the text collected (WantContent)
+	over         bool      // the text outgrew MaxContent
 	errMsg       string
 	hasErr       bool
+}
+
+// scratch is the record's working memory, kept in it so that a pooled
+// record allocates nothing for the usual reply.
+type scratch struct {
+	usageJSON [256]byte // where Seal builds meta.usage and meta.cost_usd
+	modelBuf  [64]byte  // where Model is kept when it fits (setModel)
+	store     metaStore // the first storage of Meta (useStore)
+	sep       bool      // text of a new item or block is due: join with "\n"
 }
 
 // AddText appends reply text, when the record collects it. It reports
 // false once the text has outgrown MaxContent.
 func (r *Reply) AddText(s string) bool {
-	if !r.WantContent || r.over {
+	if !r.WantContent || r.over || s == "" {
 		return !r.over
 	}
-	if r.sep && len(r.content) > 0 && s != "" {
+	if r.sep && len(r.content) > 0 {
 		r.content = append(r.content, '\n')
 	}
-	if s != "" {
-		r.sep = false
-	}
+	r.sep = false
 	if r.MaxContent > 0 && len(r.content)+len(s) > r.MaxContent {
 		r.over = true
 		return false
@@ -145,8 +158,7 @@ func (r *Reply) setID(id string) {
 }
 
 // The model is kept in the record's own memory when it fits: every reply
-// names one (SPEC 11.2), and a copy on the heap for each would be an
-// allocation per reply.
+// names one (SPEC 11.2), and a copy of each would be an allocation.
 func (r *Reply) setModel(model string) {
 	if r.Model != "" || model == "" {
 		return
@@ -168,9 +180,8 @@ func (r *Reply) SetRequest(model string, body []byte) {
 	r.RequestModel, r.requestBody, r.requestKnown = model, body, true
 }
 
-// requestModel is RequestModel, read from the request body the first time
-// it is asked for. It is a view of the body, not a copy: SetRequest's body
-// stays unchanged while the record is in use.
+// requestModel is RequestModel, read (a view, not a copy) from SetRequest's
+// body the first time it is asked for.
 func (r *Reply) requestModel() string {
 	if r.RequestModel == "" && r.requestBody != nil {
 		top, _ := readRequestTop(strView(r.requestBody))
@@ -179,10 +190,6 @@ func (r *Reply) requestModel() string {
 	}
 	return r.RequestModel
 }
-
-// KeyModelServed is the meta key of the model that answered when it is
-// another than the one asked for (SPEC 11.2).
-const KeyModelServed = "model_served"
 
 // Seal writes what the record knows beyond the merged meta into it, once
 // the reply has ended: the model that answered when the reply named
@@ -223,8 +230,13 @@ func (r *Reply) Seal() {
 	r.sealToolCalls()
 }
 
-// KeyTiming is the meta key of the module's own timing (SPEC 9.3).
-const KeyTiming = "timing"
+// The meta keys Seal writes besides usage and cost: the model that
+// answered when it is another than the one asked for (SPEC 11.2), and the
+// module's own timing (SPEC 9.3).
+const (
+	KeyModelServed = "model_served"
+	KeyTiming      = "timing"
+)
 
 // WaitsForText reports whether a protocol should tell the record of the
 // first reply text it reads (SawText): timing is on and none came yet.
@@ -259,4 +271,42 @@ func (r *Reply) readHead(obj gjson.Result, usage *usageNames) {
 	r.setModel(obj.Get("model").Str)
 	r.readUsage(obj.Get("usage"), usage)
 	r.Meta.mergeResult(obj.Get("meta"))
+}
+
+// OtherModel reports whether the model a reply names is another model than
+// the one the request asked for (SPEC 11.2): a non-empty name that is not
+// the request's, nor the request's followed by a date ("gpt-4o-2024-08-06"
+// for "gpt-4o": a dated snapshot of the same model). With no model in the
+// request, any name the reply gives is another.
+func OtherModel(reply, request string) bool {
+	if reply == "" || reply == request {
+		return false
+	}
+	if request == "" {
+		return true
+	}
+	date, ok := strings.CutPrefix(reply, request)
+	return !ok || !isDateSuffix(date)
+}
+
+// isDateSuffix reports whether s is "-" and a date, as snapshots are named:
+// four digits, then "-" two digits "-" two digits, or four more digits
+// ("-2024-08-06", "-20250929"). It is not checked as a calendar date.
+func isDateSuffix(s string) bool {
+	switch len(s) {
+	case len("-2024-08-06"):
+		return s[0] == '-' && digits(s[1:5]) && s[5] == '-' && digits(s[6:8]) && s[8] == '-' && digits(s[9:])
+	case len("-20250929"):
+		return s[0] == '-' && digits(s[1:])
+	}
+	return false
+}
+
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -41,7 +41,7 @@ func timingOf(t *testing.T, name string, meta []byte) (first, total int64, hasFi
 	return 0, total, false
 }
 
-func timed() *Reply { return &Reply{Timing: true, Start: time.Now()} }
+func timed() *Reply { return &Reply{Asked: Asked{Timing: true, Start: time.Now()}} }
 
 // Every protocol's stream gets meta.timing: total_ms always,
 // first_token_ms only when reply text went by.
@@ -150,7 +150,7 @@ func TestReplyText(t *testing.T) {
 	if r.Content() != "" {
 		t.Fatalf("text collected without WantContent: %q", r.Content())
 	}
-	r = Reply{WantContent: true}
+	r = Reply{Asked: Asked{WantContent: true}}
 	r.NextPart()
 	r.AddText("a")
 	r.AddText("b")
@@ -161,7 +161,7 @@ func TestReplyText(t *testing.T) {
 	if got := r.Content(); got != "ab\nc" {
 		t.Fatalf("content %q", got)
 	}
-	r = Reply{WantContent: true, MaxContent: 4}
+	r = Reply{Asked: Asked{WantContent: true, MaxContent: 4}}
 	if !r.AddText("abcd") || r.TooLarge() {
 		t.Fatal("4 bytes within a limit of 4")
 	}
@@ -170,7 +170,7 @@ func TestReplyText(t *testing.T) {
 	}
 	// A stream whose text outgrows the limit fails the Write.
 	var w recWriter
-	rw := NewRewriter(&w, StreamOptions{MaxEvent: 1 << 20, Reply: &Reply{WantContent: true, MaxContent: 3}}, nil)
+	rw := NewRewriter(&w, StreamOptions{MaxEvent: 1 << 20, Reply: &Reply{Asked: Asked{WantContent: true, MaxContent: 3}}}, nil)
 	if _, err := io.WriteString(rw, contentEv("ab")+contentEv("cd")); !errors.Is(err, ErrContentTooLarge) {
 		t.Fatalf("Write: %v, want ErrContentTooLarge", err)
 	}

@@ -58,7 +58,7 @@ func TestReplyContentFieldOrder(t *testing.T) {
 type collector struct{ r *Rewriter }
 
 func newCollector(max, maxEvent int) collector {
-	rep := &Reply{WantContent: true, MaxContent: max}
+	rep := &Reply{Asked: Asked{WantContent: true, MaxContent: max}}
 	return collector{NewRewriter(io.Discard, StreamOptions{MaxEvent: maxEvent, FinalMeta: true, Reply: rep}, nil)}
 }
 

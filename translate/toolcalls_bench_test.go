@@ -30,7 +30,7 @@ func BenchmarkToolArguments(b *testing.B) {
 				for _, e := range p.events {
 					ps = append(ps, []byte(e))
 				}
-				rep := &Reply{ToolArguments: on}
+				rep := &Reply{Asked: Asked{ToolArguments: on}}
 				runSSEBench(b, StreamOptions{MaxEvent: 1 << 20, FinalMeta: true, Protocol: p.f, Reply: rep}, ps, 1)
 			})
 		}

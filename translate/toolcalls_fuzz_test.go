@@ -63,7 +63,7 @@ func toolArgsSeeds(f *testing.F) (seeds []struct {
 // tool_arguments on or off and meta bounded by maxMeta; it returns the
 // record.
 func readToolArgs(f Format, body, pattern []byte, on bool, maxMeta int) *Reply {
-	rep := &Reply{ToolArguments: on}
+	rep := &Reply{Asked: Asked{ToolArguments: on}}
 	rep.Meta.Limit(maxMeta, nil)
 	if f == FormatNone {
 		RewriteJSONReply(body, nil, JSONOptions{Reply: rep})

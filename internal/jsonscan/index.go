@@ -108,7 +108,7 @@ func (x *Index) member(s, key string, m uint64, v, depth int, esc bool) (wantStr
 				return false
 			}
 		}
-		// c & 63, as a Node is below MaxNodes: no test (JSONReply2K/anthropic: 40 fewer).
+		// c & 63, as a Node is below MaxNodes: no bounds test.
 		bit := uint64(1) << (c & 63)
 		if x.done&bit != 0 && !(cn.top && p.LastCopy) {
 			return false

@@ -82,7 +82,7 @@ func StringLen(s string) int {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			// A plain byte tested first (JSONReply2K/anthropic: 25 fewer).
+			// A plain byte tested first: most bytes are.
 			switch {
 			case c >= 0x20 && c != '"' && c != '\\':
 				n++
@@ -237,7 +237,7 @@ func Number(s string, i int) (float64, bool) {
 	if i >= len(s) || s[i] != '-' && (s[i] < '0' || s[i] > '9') {
 		return 0, false
 	}
-	// A digit by one unsigned test (JSONReply2K/anthropic: 50 fewer).
+	// A digit by one unsigned test: one branch, not two.
 	n, j, end := 0, i, min(len(s), i+16)
 	for ; j < end && s[j]-'0' <= 9; j++ {
 		n = n*10 + int(s[j]-'0')
