@@ -160,14 +160,11 @@ func (c *DataStreamConverter) part(code byte, val string) string {
 			c.call(name.Str, v, "", "args")
 		}
 	case 'f':
-		id := v.Get("messageId")
-		if id.Type != gjson.String {
+		if !c.announce(v.Get("messageId")) {
 			return wrongType
 		}
-		c.announce(id.Str)
 	case 'd':
-		c.reachEnd(endWhole)
-		c.finish(v.Get("finishReason").Str, v.Get("usage"))
+		c.finish(endWhole, v.Get("finishReason").Str, v.Get("usage"))
 	}
 	return ""
 }
