@@ -134,12 +134,13 @@ func (c *convCore) oversize(msg string) {
 	c.skip(msg)
 }
 
-// announce records a message id; only the first one announced before the
-// first chunk becomes the stream's id.
-func (c *convCore) announce(id string) {
-	if !c.started && c.id == "" && id != "" {
-		c.id = strings.Clone(id)
+// announce records a message id, when id is a string; only the first one
+// announced before the first chunk becomes the stream's id.
+func (c *convCore) announce(id gjson.Result) bool {
+	if !c.started && c.id == "" && id.Str != "" {
+		c.id = strings.Clone(id.Str)
 	}
+	return id.Type == gjson.String
 }
 
 // data hands a data element to Hustle, or each element of an array.
@@ -260,10 +261,12 @@ func (c *convCore) flushFull() {
 	}
 }
 
-// finish writes a finish chunk with the mapped finish reason and, when usage
-// (else the message metadata's) holds token counts, OpenAI's usage object
-// made of them (SPEC 5.1, 5.2).
-func (c *convCore) finish(reason string, usage gjson.Result) {
+// finish reaches an end of kind (endWhole, endCut) and writes a finish
+// chunk with the mapped finish reason and, when usage (else the message
+// metadata's) holds token counts, OpenAI's usage object made of them (SPEC
+// 5.1, 5.2).
+func (c *convCore) finish(kind uint8, reason string, usage gjson.Result) {
+	c.reachEnd(kind)
 	role := c.start()
 	c.finished = true
 	if !usage.IsObject() && c.mdUsage != nil {

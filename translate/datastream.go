@@ -49,92 +49,39 @@ func IsDataStreamLine(line []byte) bool {
 // (also in Skipped).
 type DataStreamConverter struct {
 	convCore
-
-	line     []byte // the unfinished line carried from one Write to the next
-	skipping bool   // the unfinished line outgrew maxLine and is being dropped
-	begun    bool   // the first line has been read (a BOM is only looked for there)
+	split lineSplitter
 }
 
 // NewDataStreamConverter returns a converter writing to out.
 func NewDataStreamConverter(out io.Writer, opts ConvertOptions) *DataStreamConverter {
 	c := &DataStreamConverter{}
 	c.init(out, opts)
+	c.split.max = c.maxLine
 	return c
 }
 
 // Write converts every line p completes.
-func (c *DataStreamConverter) Write(p []byte) (int, error) { return c.write(p, c.lines) }
+func (c *DataStreamConverter) Write(p []byte) (int, error) {
+	return c.write(p, func(p []byte) { c.split.feed(p, c) })
+}
 
-// Close converts a last line without a line end and ends the stream.
-func (c *DataStreamConverter) Close() error { return c.close(c.endLine) }
+// Close converts a last line without a line end (a CR ends it) and ends
+// the stream.
+func (c *DataStreamConverter) Close() error {
+	return c.close(func() { c.split.close(c, true) })
+}
 
-// lines converts the lines p completes and keeps the start of the next.
-func (c *DataStreamConverter) lines(p []byte) {
-	for {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			c.keep(p)
-			return
-		}
-		if len(c.line) == 0 && !c.skipping {
-			c.handleLine(p[:i]) // whole in p: read where it lies
-		} else {
-			c.keep(p[:i])
-			c.endLine()
-		}
-		p = p[i+1:]
+// longLine drops a line longer than MaxLine.
+func (c *DataStreamConverter) longLine(_ []byte, _ int, first bool) {
+	if first {
+		c.oversize("llm_meta: data stream line longer than max_event_bytes skipped")
 	}
 }
 
-// keep holds the start of a line whose end has not come yet, or drops it once
-// the line is longer than maxLine plus room for a CR and, on the first line,
-// a BOM: neither counts, as in a line read whole (handleLine).
-func (c *DataStreamConverter) keep(p []byte) {
-	if c.skipping {
-		return
-	}
-	limit := c.maxLine + 1
-	if !c.begun {
-		limit += len(bom)
-	}
-	if len(c.line)+len(p) > limit {
-		c.line = c.line[:0]
-		c.skipping = true
-		return
-	}
-	c.line = appendBounded(c.line, p, limit)
-}
-
-// endLine converts the line kept, its end having come.
-func (c *DataStreamConverter) endLine() {
-	if c.skipping {
-		c.skipping, c.begun = false, true // a BOM is only looked for on the first line
-		c.tooLong()
-	} else {
-		c.handleLine(c.line)
-	}
-	c.line = c.line[:0]
-}
-
-func (c *DataStreamConverter) tooLong() {
-	c.oversize("llm_meta: data stream line longer than max_event_bytes skipped")
-}
-
-// handleLine converts one line, given without its LF.
-func (c *DataStreamConverter) handleLine(line []byte) {
-	if n := len(line); n > 0 && line[n-1] == '\r' {
-		line = line[:n-1]
-	}
-	if !c.begun {
-		c.begun = true
-		line = bytes.TrimPrefix(line, bom)
-	}
+// line converts one line.
+func (c *DataStreamConverter) line(_, line []byte, _ int) {
 	if len(line) == 0 {
 		return // blank lines are skipped, not counted
-	}
-	if len(line) > c.maxLine {
-		c.tooLong()
-		return
 	}
 	if len(line) < 2 || line[1] != ':' || !isPartCode(line[0]) {
 		c.skip("llm_meta: data stream line without a CODE: prefix skipped")
@@ -213,14 +160,11 @@ func (c *DataStreamConverter) part(code byte, val string) string {
 			c.call(name.Str, v, "", "args")
 		}
 	case 'f':
-		id := v.Get("messageId")
-		if id.Type != gjson.String {
+		if !c.announce(v.Get("messageId")) {
 			return wrongType
 		}
-		c.announce(id.Str)
 	case 'd':
-		c.reachEnd(endWhole)
-		c.finish(v.Get("finishReason").Str, v.Get("usage"))
+		c.finish(endWhole, v.Get("finishReason").Str, v.Get("usage"))
 	}
 	return ""
 }

@@ -2,107 +2,139 @@ package translate
 
 import "bytes"
 
-// The NDJSON framing (SPEC 4.7): a unit is a line, one JSON object. A line
-// ends at LF, a CR just before it part of its ending (a lone CR ends
-// nothing); it goes out as soon as its LF is read. A line longer than
-// MaxEvent (its ending excluded) passes as it arrives, unread. What the
-// module writes ends with LF, is never a blank line, and has U+0085,
-// U+2028 and U+2029 escaped (clients split lines on them).
-type ndjsonFraming struct {
-	r     *Rewriter
+// lineSplitter cuts a body into lines, the units of the NDJSON framing
+// (SPEC 4.7) and the data stream's parts (SPEC 5.1): a line ends at LF, a
+// CR just before it part of its ending (a lone CR ends nothing), and a BOM
+// before the first line is no part of it. A line longer than max (its
+// ending and that BOM excluded) is not held: it goes to the sink in pieces
+// as they arrive. It holds at most one line's start, bounded by max.
+type lineSplitter struct {
+	max   int
 	buf   []byte // the line so far, when it began in an earlier write
-	at    int    // where the line being read starts in the write, -1 in buf
-	over  bool   // the current line outgrew MaxEvent: it passes as it arrives
+	over  bool   // the current line outgrew max: it goes on in pieces
 	begun bool   // a line was read: a BOM is only looked for on the first
 }
 
-func newNDJSONFraming(r *Rewriter) framing { return &ndjsonFraming{r: r} }
+// lineSink takes what a lineSplitter cuts. raw is a line's bytes, its
+// ending included when it came, data the line without its ending (nor the
+// first line's BOM), at where raw starts in the write (-1: in a buffer
+// reused right after). longLine takes the pieces of a line too long to
+// hold, first its first.
+type lineSink interface {
+	line(raw, data []byte, at int)
+	longLine(p []byte, at int, first bool)
+}
 
-func (f *ndjsonFraming) feed(p []byte) {
-	start := 0
-	for start < len(p) {
-		j := bytes.IndexByte(p[start:], '\n')
-		if j < 0 {
-			f.keep(p[start:], start)
-			return
+func (s *lineSplitter) feed(p []byte, k lineSink) {
+	for start := 0; start < len(p); {
+		end := len(p)
+		if j := bytes.IndexByte(p[start:], '\n'); j >= 0 {
+			end = start + j + 1
 		}
-		end := start + j + 1
-		switch {
-		case f.over:
-			f.r.emitAt(p[start:end], start)
-			f.over = false
-		case len(f.buf) > 0:
-			f.buf = append(f.buf, p[start:end]...)
-			f.at = -1
-			f.line(f.buf)
-			f.buf = f.buf[:0]
-		default:
-			f.at = start
-			f.line(p[start:end])
+		if line := p[start:end]; end-start <= s.max && s.begun && !s.over && len(s.buf) == 0 && line[len(line)-1] == '\n' {
+			k.line(line, lineData(line, false), start) // the usual line: short, whole in p
+		} else {
+			s.piece(line, start, k)
 		}
 		start = end
 	}
 }
 
-// keep holds the start of a line (no LF), or passes it on once the line
-// is too long to hold (a CR it ends with may be its ending's, a first
-// line's BOM is not counted).
-func (f *ndjsonFraming) keep(rest []byte, at int) {
-	limit := f.r.opts.MaxEvent + 1
-	if !f.begun {
+// piece takes the bytes of a line up to its LF or the write's end, at
+// where they start in the write. A line's start is held up to max, room
+// for a CR that may be its ending's, and on the first line a BOM.
+func (s *lineSplitter) piece(b []byte, at int, k lineSink) {
+	ended := b[len(b)-1] == '\n'
+	limit := s.max + 1
+	if !s.begun {
 		limit += len(bom)
 	}
-	if !f.over && len(f.buf)+len(rest) > limit {
-		f.overflow(f.buf)
-		f.buf = f.buf[:0]
+	n := len(s.buf) + len(b)
+	if ended {
+		n-- // the LF
 	}
-	if f.over {
-		f.r.emitAt(rest, at)
-		return
+	switch {
+	case s.over:
+		k.longLine(b, at, false)
+	case n > limit:
+		s.over, s.begun = true, true
+		k.longLine(s.buf, -1, true)
+		k.longLine(b, at, false)
+		s.buf = s.buf[:0]
+	case !ended:
+		s.buf = appendBounded(s.buf, b, limit)
+	case len(s.buf) > 0:
+		s.buf = appendBounded(s.buf, b, limit+1)
+		s.line(s.buf, -1, k, false)
+		s.buf = s.buf[:0]
+	default:
+		s.line(b, at, k, false)
 	}
-	f.buf = append(f.buf, rest...)
+	s.over = s.over && !ended
 }
 
-// overflow starts passing on a line too long to read, with what was held
-// of it. The stream can then not tell whether it was cut short.
-func (f *ndjsonFraming) overflow(held []byte) {
-	f.over, f.r.blind, f.begun = true, true, true
-	f.r.oversize()
-	f.r.emitCopy(held)
-}
-
-// line reads one line, its ending included when it came.
-func (f *ndjsonFraming) line(raw []byte) {
-	data := dropLineEnd(raw)
-	if !f.begun {
-		f.begun = true
+// line hands on one line, its ending included when it came; crEnds: a
+// last CR ends it even without an LF (the data stream's, at the end).
+func (s *lineSplitter) line(raw []byte, at int, k lineSink, crEnds bool) {
+	data := lineData(raw, crEnds)
+	if !s.begun {
+		s.begun = true
 		data = bytes.TrimPrefix(data, bom)
 	}
-	if len(data) > f.r.opts.MaxEvent {
-		f.overflow(raw)
-		f.over = false
+	if len(data) > s.max {
+		k.longLine(raw, at, true)
 		return
 	}
-	f.r.unit(raw, data, f.at)
+	k.line(raw, data, at)
 }
 
-// dropLineEnd is a line without its LF and the CR before it.
-func dropLineEnd(raw []byte) []byte {
+// lineData is a line without its LF and a CR just before it (or, with
+// crEnds, a last CR).
+func lineData(raw []byte, crEnds bool) []byte {
 	if n := len(raw); n > 0 && raw[n-1] == '\n' {
+		raw, crEnds = raw[:n-1], true
+	}
+	if n := len(raw); crEnds && n > 0 && raw[n-1] == '\r' {
 		raw = raw[:n-1]
-		if n > 1 && raw[n-2] == '\r' {
-			raw = raw[:n-2]
-		}
 	}
 	return raw
 }
 
-func (f *ndjsonFraming) close() {
-	if !f.over && len(f.buf) > 0 {
-		f.at = -1
-		f.line(f.buf)
+// close hands on a last line without an LF.
+func (s *lineSplitter) close(k lineSink, crEnds bool) {
+	if !s.over && len(s.buf) > 0 {
+		s.line(s.buf, -1, k, crEnds)
 	}
-	f.buf, f.over = f.buf[:0], false
+	s.buf, s.over = s.buf[:0], false
+}
+
+// The NDJSON framing (SPEC 4.7): a unit is a line, one JSON object; it
+// goes out as soon as its LF is read. A line longer than MaxEvent passes
+// as it arrives, unread. What the module writes ends with LF, is never a
+// blank line, and has U+0085, U+2028 and U+2029 escaped (clients split
+// lines on them).
+type ndjsonFraming struct {
+	r     *Rewriter
+	split lineSplitter
+}
+
+func newNDJSONFraming(r *Rewriter) framing {
+	return &ndjsonFraming{r: r, split: lineSplitter{max: r.opts.MaxEvent}}
+}
+
+func (f *ndjsonFraming) feed(p []byte) { f.split.feed(p, f) }
+func (f *ndjsonFraming) close()        { f.split.close(f, false) }
+
+func (f *ndjsonFraming) line(raw, data []byte, at int) { f.r.unit(raw, data, at) }
+
+// longLine passes on a line too long to read: the stream can then not
+// tell whether it was cut short.
+func (f *ndjsonFraming) longLine(p []byte, at int, first bool) {
+	if first {
+		f.r.blind = true
+		f.r.oversize()
+	}
+	f.r.emitAt(p, at)
 }
 
 func (f *ndjsonFraming) passed([]byte)       {}
@@ -122,7 +154,7 @@ func (f *ndjsonFraming) own(b []byte) []byte {
 // of its data, every other byte as it came, and an LF when it had none.
 func (f *ndjsonFraming) splice(term []byte, path string, meta []byte) {
 	r := f.r
-	data := dropLineEnd(term)
+	data := lineData(term, false)
 	cut := 0
 	if bytes.HasPrefix(data, bom) {
 		cut = len(bom)

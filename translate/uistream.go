@@ -166,24 +166,20 @@ func (c *UIStreamConverter) event(data []byte) {
 		c.metadataUsage(v.Get("messageMetadata.usage"))
 	case "abort":
 		if !c.finished {
-			c.reachEnd(endCut) // an end, and an interruption (SPEC 11.1)
-			c.finish("stop", gjson.Result{})
+			c.finish(endCut, "stop", gjson.Result{}) // an end, and an interruption (SPEC 11.1)
 		}
 		c.aborted = true
 	case "error":
 		c.errorEvent(uiErrorMessage(v))
 	case "start":
-		if id := v.Get("messageId"); id.Type == gjson.String {
-			c.announce(id.Str)
-		}
+		c.announce(v.Get("messageId"))
 		c.metadataUsage(v.Get("messageMetadata.usage"))
 	case "finish":
 		usage := v.Get("messageMetadata.usage")
 		if !usage.IsObject() {
 			usage = v.Get("usage")
 		}
-		c.reachEnd(endWhole)
-		c.finish(v.Get("finishReason").Str, usage)
+		c.finish(endWhole, v.Get("finishReason").Str, usage)
 	default: // data-* parts; the others give nothing
 		if strings.HasPrefix(typ, "data-") {
 			c.data(v.Get("data")) // missing: not valid JSON, ignored
