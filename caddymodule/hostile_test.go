@@ -568,7 +568,7 @@ func TestTransportErrorLoggedByKind(t *testing.T) {
 // (and an image for the last user message) is read without a list of its
 // messages (gjson's Array takes ~80 bytes per message, 27 times what `{},`
 // takes): what the request allocates in all stays a small multiple of the
-// body (it was about 280 times).
+// body.
 func TestEdgeBodyOfTinyMessages(t *testing.T) {
 	h := newUnitHandler(t, "")
 	body := []byte(`{"image_data_url":"data:,x","messages":[` + strings.Repeat(`{},`, 1<<20) + `{"role":"user","content":"hi"}]}`)

@@ -854,7 +854,7 @@ func TestLogsCarryNoContent(t *testing.T) {
 }
 
 // TestStreamHeaders: an event stream loses Content-Length (and the
-// validators of a body that is no longer the upstream's) but keeps its own
+// validators of a body the module has changed) but keeps its own
 // headers; no 500 and no buffering for an unparsable stream.
 func TestStreamHeaders(t *testing.T) {
 	h := newUnitHandler(t, `{"convert_streams":false}`)

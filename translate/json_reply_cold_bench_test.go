@@ -9,8 +9,8 @@ import (
 // server runs its own code (and the kernel, and other processes), and the
 // rewrite starts with its code and data out of the caches and the TLB. End
 // to end the module's Caddy spends about as much more per JSON request as
-// the rewrite costs cold, many times what it costs hot (BENCHMARKS.md,
-// eighth round). BenchmarkJSONReplyCold measures it that way.
+// the rewrite costs cold, many times what it costs hot (bench/HISTORY.md,
+// "the JSON gap is cold code"). BenchmarkJSONReplyCold measures it that way.
 
 // evictBytes is twice this machine's last-level cache (32 MiB).
 const evictBytes = 64 << 20

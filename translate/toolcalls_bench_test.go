@@ -3,7 +3,7 @@ package translate
 import "testing"
 
 // BenchmarkToolArguments is the cost per event of a streamed call's
-// argument fragments with tool_arguments off (as before SPEC 11.3) and on:
+// argument fragments with tool_arguments off (the default) and on:
 // a long-lived rewriter, one event per write.
 //
 //	go test ./translate -run '^$' -bench ToolArguments -benchmem
