@@ -20,7 +20,7 @@ var chatProtocol = protocol{
 	name:   "sse",
 	format: &FormatSSE,
 	// No request, first event or JSON reply is told as chat: what no other
-	// protocol claims is (RequestKindOf, DetectStart, readJSONReply).
+	// protocol claims is (RequestKindOf, Detector.Body, readJSONReply).
 	stream: &streamReading{
 		framing:  newSSEFraming,
 		reader:   func(o *StreamOptions) unitReader { return &chatReader{o: o} },
